@@ -1,0 +1,282 @@
+"""Pig 10 (Zoch, Ayelet Pnueli): play one card a turn onto a shared pile, aim for exactly 10.
+
+Rules as enforced: `shared/rules/pig10.md`. Cards are plain values, so a hand is a sorted tuple of
+values; the draw pile is kept as the multiset of cards not yet dealt, and each draw picks from it
+with the rng `decide` is given, so no future card exists in the state before it is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from random import Random
+
+from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
+from domain.seating import choose_first_seat, next_seat, winners_by
+
+FROG = 0
+PIGMAID = 5
+TARGET = 10
+HAND_SIZE = 3
+DECK_COUNTS: tuple[int, ...] = (7, 8, 8, 8, 8, 5, 8, 8, 8, 8, 4)
+"""How many cards of each value 0..10 the deck holds (80 in all)."""
+
+ADD, SUBTRACT, SET = "add", "subtract", "set"
+MODES = (ADD, SUBTRACT, SET)
+
+INFO = GameInfo(
+    id="pig10",
+    title="Pig 10",
+    min_players=2,
+    max_players=8,
+    options=(FIRST_SEAT,),
+    score_range=(0, sum(DECK_COUNTS)),
+    summary="Play a card onto the pile; exactly 10 wins the pile, more hands it to the one "
+    "who moved before you. Most cards won wins.",
+)
+
+
+@dataclass(frozen=True)
+class PileCard:
+    seat: int
+    card: int
+
+
+@dataclass(frozen=True)
+class State:
+    hands: tuple[tuple[int, ...], ...]
+    draw_pile: tuple[int, ...]
+    """Count of each value 0..10 still in the draw pile."""
+    pile: tuple[PileCard, ...] = ()
+    pile_value: int = 0
+    won: tuple[int, ...] = ()
+    turn: int | None = None
+    started: bool = False
+
+    @property
+    def players(self) -> int:
+        return len(self.hands)
+
+    @property
+    def draw_pile_size(self) -> int:
+        return sum(self.draw_pile)
+
+
+def _remove(cards: tuple[int, ...], card: int) -> tuple[int, ...]:
+    index = cards.index(card)
+    return cards[:index] + cards[index + 1 :]
+
+
+def _with(items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]) -> tuple[
+    tuple[int, ...], ...
+]:
+    return items[:seat] + (value,) + items[seat + 1 :]
+
+
+def _counts_without(counts: tuple[int, ...], cards: list[int]) -> tuple[int, ...]:
+    remaining = list(counts)
+    for card in cards:
+        remaining[card] -= 1
+    return tuple(remaining)
+
+
+def _draw(counts: tuple[int, ...], rng: Random) -> int:
+    """One card drawn uniformly from the multiset `counts`."""
+    pick = rng.randrange(sum(counts))
+    for value, count in enumerate(counts):
+        if pick < count:
+            return value
+        pick -= count
+    raise AssertionError("unreachable: pick is below the total count")
+
+
+def modes_for(state: State, card: int) -> tuple[str, ...]:
+    """The modes in which `card` may be played onto the current pile, in a stable order."""
+    if card == FROG:
+        return (SET,)
+    if not state.pile:
+        return (ADD,)
+    modes = [ADD]
+    if card == PIGMAID and state.pile_value >= PIGMAID:
+        modes.append(SUBTRACT)
+    if card in (state.pile[-1].card, state.pile_value):
+        modes.append(SET)
+    return tuple(modes)
+
+
+def pile_value_after(value: int, card: int, mode: str) -> int:
+    """The announced pile value after playing `card` in `mode` (the mode assumed legal)."""
+    if mode == SET:
+        return card
+    if mode == SUBTRACT:
+        return value - card
+    return value + card
+
+
+class Pig10:
+    """Pig 10 behind the rules contract."""
+
+    info = INFO
+
+    def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
+        return State(
+            hands=((),) * players, draw_pile=DECK_COUNTS, won=(0,) * players, turn=None
+        )
+
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+        deck = [value for value, count in enumerate(DECK_COUNTS) for _ in range(count)]
+        rng.shuffle(deck)
+        events = [
+            Event("CardsDealt", {"seat": seat, "cards": sorted(deck[seat::players][:HAND_SIZE])})
+            for seat in range(players)
+        ]
+        first = choose_first_seat(players, options, rng)
+        events.append(Event("FirstSeatChosen", {"seat": first}))
+        return events
+
+    def evolve(self, state: State, event: Event) -> State:
+        data = event.data
+        match event.type:
+            case "CardsDealt":
+                cards = list(data["cards"])
+                return replace(
+                    state,
+                    hands=_with(state.hands, data["seat"], tuple(sorted(cards))),
+                    draw_pile=_counts_without(state.draw_pile, cards),
+                )
+            case "FirstSeatChosen":
+                return replace(state, turn=data["seat"], started=True)
+            case "CardPlayed":
+                seat, card = data["seat"], data["card"]
+                hands = _with(state.hands, seat, _remove(state.hands[seat], card))
+                played = replace(
+                    state,
+                    hands=hands,
+                    pile=(*state.pile, PileCard(seat, card)),
+                    pile_value=data["value"],
+                )
+                return replace(played, turn=self._next_turn(played, seat))
+            case "PileWon":
+                won = list(state.won)
+                won[data["seat"]] += len(state.pile)
+                return replace(state, won=tuple(won), pile=(), pile_value=0)
+            case "CardDrawn":
+                seat, card = data["seat"], data["card"]
+                return replace(
+                    state,
+                    hands=_with(state.hands, seat, tuple(sorted((*state.hands[seat], card)))),
+                    draw_pile=_counts_without(state.draw_pile, [card]),
+                )
+        raise ValueError(f"pig10 has no event {event.type!r}")
+
+    @staticmethod
+    def _next_turn(state: State, mover: int) -> int | None:
+        # While the draw pile lasts every hand is refilled to three, so nobody is skipped.
+        if state.draw_pile_size:
+            return (mover + 1) % state.players
+        return next_seat(mover, state.players, lambda seat: bool(state.hands[seat]))
+
+    def to_act(self, state: State) -> frozenset[int]:
+        return frozenset() if state.turn is None else frozenset({state.turn})
+
+    def legal_moves(self, state: State, seat: int) -> list[JSON]:
+        if seat != state.turn:
+            return []
+        return [
+            {"card": card, "mode": mode}
+            for card in sorted(set(state.hands[seat]))
+            for mode in modes_for(state, card)
+        ]
+
+    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+        card, mode = self._parse(move)
+        if seat != state.turn:
+            raise RuleError("turn-order", f"seat {seat} is not the seat to move")
+        if card not in state.hands[seat]:
+            raise RuleError("card-in-hand", f"seat {seat} holds no {card}")
+        allowed = modes_for(state, card)
+        if mode not in allowed:
+            raise self._mode_error(state, card, mode)
+        value = pile_value_after(state.pile_value, card, mode)
+        events = [Event("CardPlayed", {"seat": seat, "card": card, "mode": mode, "value": value})]
+        pile_cards = [*(played.card for played in state.pile), card]
+        if value == TARGET:
+            events.append(Event("PileWon", {"seat": seat, "cards": pile_cards, "reason": "pig10"}))
+        elif value > TARGET:
+            previous = state.pile[-1].seat
+            events.append(Event("PileWon", {"seat": previous, "cards": pile_cards, "reason": "bust"}))
+        if state.draw_pile_size:
+            events.append(Event("CardDrawn", {"seat": seat, "card": _draw(state.draw_pile, rng)}))
+        return events
+
+    @staticmethod
+    def _parse(move: JSON) -> tuple[int, str]:
+        if not isinstance(move, Mapping) or set(move) != {"card", "mode"}:
+            raise RuleError("move-format", 'a Pig 10 move is {"card": 0..10, "mode": "add"|...}')
+        card, mode = move["card"], move["mode"]
+        if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card <= TARGET:
+            raise RuleError("move-format", "card must be a whole number from 0 to 10")
+        if mode not in MODES:
+            raise RuleError("move-format", f"mode must be one of {list(MODES)}")
+        return card, mode
+
+    @staticmethod
+    def _mode_error(state: State, card: int, mode: str) -> RuleError:
+        if card == FROG:
+            return RuleError("frog", "a frog (0) always sets the pile value to 0: mode must be set")
+        if not state.pile:
+            return RuleError("empty-pile", "a card played onto the empty pile is simply added")
+        if mode == SUBTRACT and card != PIGMAID:
+            return RuleError("pigmaid", "only a pigmaid (5) may subtract")
+        if mode == SUBTRACT:
+            return RuleError(
+                "pigmaid-never-negative",
+                f"subtracting 5 from {state.pile_value} would make the pile value negative",
+            )
+        return RuleError(
+            "same-card-same-number",
+            f"set needs the card before ({state.pile[-1].card}) or the pile value "
+            f"({state.pile_value}) to equal {card}",
+        )
+
+    def view(self, state: State, seat: int | None) -> dict[str, JSON]:
+        view: dict[str, JSON] = {
+            "hand_sizes": [len(hand) for hand in state.hands],
+            "draw_pile": state.draw_pile_size,
+            "pile": [{"seat": played.seat, "card": played.card} for played in state.pile],
+            "pile_value": state.pile_value,
+            "won": list(state.won),
+            "turn": state.turn,
+        }
+        if seat is not None:
+            view["hand"] = list(state.hands[seat])
+        return view
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        if event.type == "CardsDealt" and event.data["seat"] != seat:
+            return Event(event.type, {"seat": event.data["seat"], "count": len(event.data["cards"])})
+        if event.type == "CardDrawn" and event.data["seat"] != seat:
+            return Event(event.type, {"seat": event.data["seat"]})
+        return event
+
+    def result(self, state: State) -> Result | None:
+        if not state.started or state.turn is not None:
+            return None
+        return Result(winners=winners_by(state.won, highest=True), scores=state.won)
+
+    def conceal(self, state: State, seat: int | None, rng: Random) -> State:
+        hidden = [s for s in range(state.players) if s != seat]
+        pool = [card for s in hidden for card in state.hands[s]]
+        pool += [value for value, count in enumerate(state.draw_pile) for _ in range(count)]
+        rng.shuffle(pool)
+        hands = list(state.hands)
+        for s in hidden:
+            size = len(hands[s])
+            hands[s], pool = tuple(sorted(pool[:size])), pool[size:]
+        counts = [0] * len(DECK_COUNTS)
+        for card in pool:
+            counts[card] += 1
+        return replace(state, hands=tuple(hands), draw_pile=tuple(counts))
+
+
+RULES = Pig10()

@@ -1,0 +1,46 @@
+"""The catalogue of games the service can host."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from domain.games import pig10
+from domain.rules import Rules
+
+AnyRules = Rules[Any]
+
+
+class UnknownGame(KeyError):
+    """No game with that id is registered."""
+
+
+class GameRegistry:
+    """Games by id, in the order they were registered."""
+
+    def __init__(self, games: Iterable[AnyRules]) -> None:
+        self._games: dict[str, AnyRules] = {}
+        for game in games:
+            if game.info.id in self._games:
+                raise ValueError(f"game {game.info.id!r} registered twice")
+            self._games[game.info.id] = game
+
+    def __getitem__(self, game_id: str) -> AnyRules:
+        try:
+            return self._games[game_id]
+        except KeyError:
+            raise UnknownGame(game_id) from None
+
+    def __contains__(self, game_id: object) -> bool:
+        return game_id in self._games
+
+    def __iter__(self) -> Iterator[AnyRules]:
+        return iter(self._games.values())
+
+    def ids(self) -> list[str]:
+        return list(self._games)
+
+
+def default_registry() -> GameRegistry:
+    """Every game Spieltisch ships."""
+    return GameRegistry([pig10.RULES])

@@ -1,0 +1,182 @@
+"""The rules contract every game implements, and the types it speaks in.
+
+A game is a pure, deterministic state machine. The service never touches a game's state except
+through these functions, and clients only ever see what `view` and `redact` let through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any, Protocol, TypeVar
+
+JSON = Any
+"""A value that survives `json.dumps`/`json.loads` unchanged (dicts, lists, str, int, bool, None)."""
+
+Move = Mapping[str, JSON]
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something that happened in a game: a past-tense `type`, its JSON `data`, a schema version."""
+
+    type: str
+    data: Mapping[str, JSON]
+    v: int = 1
+
+
+@dataclass(frozen=True)
+class Option:
+    """A game option with its default; `choices` or `minimum`/`maximum` bound the allowed values."""
+
+    name: str
+    default: JSON
+    kind: type
+    description: str
+    choices: tuple[JSON, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+    nullable: bool = False
+
+    def check(self, value: JSON) -> None:
+        """Raise `OptionError` unless `value` is allowed for this option."""
+        if value is None:
+            if not self.nullable:
+                raise OptionError(self.name, "may not be null")
+            return
+        # bool is an int in Python; an option of kind int must not accept true/false.
+        if not isinstance(value, self.kind) or (self.kind is int and isinstance(value, bool)):
+            raise OptionError(self.name, f"must be of type {self.kind.__name__}")
+        if self.choices is not None and value not in self.choices:
+            raise OptionError(self.name, f"must be one of {list(self.choices)}")
+        if self.minimum is not None and value < self.minimum:
+            raise OptionError(self.name, f"must be at least {self.minimum}")
+        if self.maximum is not None and value > self.maximum:
+            raise OptionError(self.name, f"must be at most {self.maximum}")
+
+
+FIRST_SEAT = Option(
+    name="first_seat",
+    default=None,
+    kind=int,
+    minimum=0,
+    nullable=True,
+    description="Seat that moves first; null lets the game's seeded generator choose.",
+)
+"""The option every game has (rules/README.md): who starts."""
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """What a game declares about itself: identity, player counts, options and score range."""
+
+    id: str
+    title: str
+    min_players: int
+    max_players: int
+    options: tuple[Option, ...]
+    score_range: tuple[int, int]
+    summary: str = ""
+
+    def resolve_options(self, players: int, given: Mapping[str, JSON]) -> dict[str, JSON]:
+        """Return every option with defaults filled in; raise `OptionError` on anything else."""
+        known = {option.name: option for option in self.options}
+        for name in given:
+            if name not in known:
+                raise OptionError(name, f"is not an option of {self.id}; known: {sorted(known)}")
+        resolved = {name: given.get(name, option.default) for name, option in known.items()}
+        for name, value in resolved.items():
+            known[name].check(value)
+        first_seat = resolved.get(FIRST_SEAT.name)
+        if first_seat is not None and first_seat >= players:
+            raise OptionError(FIRST_SEAT.name, f"must be a seat number below {players}")
+        return resolved
+
+
+@dataclass(frozen=True)
+class Result:
+    """The outcome of a finished game: every winner (ties are shared) and each seat's score."""
+
+    winners: tuple[int, ...]
+    scores: tuple[int, ...]
+    details: Mapping[str, JSON] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, JSON]:
+        """The JSON form recorded in `GameFinished` and returned by the API."""
+        return {"winners": list(self.winners), "scores": list(self.scores), **self.details}
+
+
+class RuleError(Exception):
+    """A move the rules forbid; `rule` is a stable slug naming the rule that was broken."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(f"{rule}: {detail}")
+        self.rule = rule
+        self.detail = detail
+
+
+class OptionError(ValueError):
+    """An option value the game does not accept."""
+
+    def __init__(self, option: str, problem: str) -> None:
+        super().__init__(f"option {option!r} {problem}")
+        self.option = option
+
+
+State = TypeVar("State")
+
+
+class Rules(Protocol[State]):
+    """The interface of one game; `State` is the game's own immutable state type.
+
+    `decide` and `evolve` are separated as in event sourcing: `decide` validates a move and
+    returns the events it causes (chance outcomes drawn from `rng` and written into them);
+    `evolve` folds one event without validation or randomness. Neither mutates its input.
+    """
+
+    info: GameInfo
+
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+        """The opening events: deals, shuffles, the first player."""
+        ...
+
+    def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
+        """The state before any event, which `setup`'s events are folded into."""
+        ...
+
+    def evolve(self, state: State, event: Event) -> State:
+        """The state after `event`; pure, never validates, never draws randomness."""
+        ...
+
+    def to_act(self, state: State) -> frozenset[int]:
+        """Seats that may issue a move now; empty once the game is over."""
+        ...
+
+    def legal_moves(self, state: State, seat: int) -> list[JSON]:
+        """Every legal move of `seat`, JSON-able, in a stable order."""
+        ...
+
+    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+        """Validate `move` and return its events; raise `RuleError` naming the broken rule."""
+        ...
+
+    def view(self, state: State, seat: int | None) -> dict[str, JSON]:
+        """What `seat` (None: a spectator) may see of `state`."""
+        ...
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        """`event` as `seat` (None: a spectator) may see it, or None if it must be hidden whole."""
+        ...
+
+    def result(self, state: State) -> Result | None:
+        """The result once the game is over, None while it runs."""
+        ...
+
+    def conceal(self, state: State, seat: int | None, rng: Random) -> State:
+        """A state `seat` cannot tell apart from `state`: everything hidden from it re-drawn.
+
+        The conformance suite uses it to prove that `view` shows `seat` nothing it may not see:
+        the view of the concealed state must equal the view of the real one.
+        """
+        ...

@@ -1,0 +1,317 @@
+"""The table aggregate: one hosted game's lifecycle wrapped around the game's rules.
+
+A table is created, its seats are taken, the last seat taken deals the game (the rules' `setup`),
+moves are decided by the rules, and the move that ends the game also records `GameFinished`,
+which reveals the seed. Wire names of the events: `table.<Event>` for the lifecycle,
+`<game id>.<Event>` for the game's own events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from domain.dice import rng_at
+from domain.registry import AnyRules, GameRegistry
+from domain.rules import JSON, Event
+
+LIFECYCLE = "table"
+GAME_CREATED = f"{LIFECYCLE}.GameCreated"
+SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
+GAME_FINISHED = f"{LIFECYCLE}.GameFinished"
+PRIVATE_SEAT_FIELDS = ("token_sha256",)
+"""Fields of `SeatTaken` that never leave the server."""
+
+
+class Status(StrEnum):
+    OPEN = "open"
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class CreateGame:
+    """Open a table for `game` with `seats` seats."""
+
+    table_id: str
+    game: str
+    seats: int
+    options: Mapping[str, JSON]
+    commitment: str
+    entropy: str | None = None
+
+
+@dataclass(frozen=True)
+class TakeSeat:
+    """Sit down at `seat` (None: the lowest free seat); the last seat taken starts the game."""
+
+    seat: int | None
+    name: str
+    token_sha256: str
+    entropy: str | None = None
+
+
+@dataclass(frozen=True)
+class MakeMove:
+    """Play `move` for `seat`."""
+
+    seat: int
+    move: JSON
+
+
+Command = CreateGame | TakeSeat | MakeMove
+COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove]] = {
+    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove)
+}
+
+
+def command_to_json(command: Command) -> dict[str, JSON]:
+    """The JSON form recorded in each event's metadata, so an audit can re-decide it."""
+    return {"name": type(command).__name__, **asdict(command)}
+
+
+def command_from_json(data: Mapping[str, JSON]) -> Command:
+    fields = dict(data)
+    return COMMANDS[fields.pop("name")](**fields)
+
+
+class TableError(Exception):
+    """A command the table's state does not allow (as opposed to a move the rules forbid)."""
+
+    problem = "table-state"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class SeatUnavailable(TableError):
+    problem = "seat-unavailable"
+
+
+class GameNotRunning(TableError):
+    problem = "game-not-running"
+
+
+class NotYourTurn(TableError):
+    problem = "not-your-turn"
+
+
+@dataclass(frozen=True)
+class Seat:
+    name: str
+    token_sha256: str
+
+
+@dataclass(frozen=True)
+class Table:
+    id: str
+    game: str
+    options: Mapping[str, JSON]
+    commitment: str
+    entropy: tuple[str, ...]
+    seats: tuple[Seat | None, ...]
+    state: Any
+    version: int
+    result: Mapping[str, JSON] | None = None
+    seed: str | None = None
+
+    @property
+    def status(self) -> Status:
+        if self.result is not None:
+            return Status.FINISHED
+        if all(self.seats):
+            return Status.RUNNING
+        return Status.OPEN
+
+    def seat_of(self, token_sha256: str) -> int | None:
+        """The seat holding the token with this hash, if any."""
+        for number, seat in enumerate(self.seats):
+            if seat is not None and seat.token_sha256 == token_sha256:
+                return number
+        return None
+
+
+class Tables:
+    """Decides and folds table events for every game in a registry."""
+
+    def __init__(self, registry: GameRegistry) -> None:
+        self.registry = registry
+
+    def rules(self, table: Table) -> AnyRules:
+        return self.registry[table.game]
+
+    # -- decide ---------------------------------------------------------------------------------
+
+    def decide(self, table: Table | None, command: Command, seed: bytes) -> list[Event]:
+        """The events `command` causes; raises `TableError`, `RuleError` or `OptionError`."""
+        if isinstance(command, CreateGame):
+            if table is not None:
+                raise TableError(f"table {command.table_id} already exists")
+            return [self._create(command)]
+        if table is None:
+            raise TableError("no such table")
+        if isinstance(command, TakeSeat):
+            return self._take_seat(table, command, seed)
+        return self._move(table, command, seed)
+
+    def _create(self, command: CreateGame) -> Event:
+        info = self.registry[command.game].info
+        if not info.min_players <= command.seats <= info.max_players:
+            raise TableError(
+                f"{info.id} is played by {info.min_players} to {info.max_players} players, "
+                f"not {command.seats}"
+            )
+        options = info.resolve_options(command.seats, command.options)
+        data = {
+            "table": command.table_id,
+            "game": command.game,
+            "seats": command.seats,
+            "options": options,
+            "commitment": command.commitment,
+            "entropy": command.entropy,
+        }
+        return Event(GAME_CREATED, data)
+
+    def _take_seat(self, table: Table, command: TakeSeat, seed: bytes) -> list[Event]:
+        if table.status is not Status.OPEN:
+            raise SeatUnavailable(f"every seat at table {table.id} is taken")
+        seat = command.seat
+        if seat is None:
+            seat = table.seats.index(None)
+        elif not 0 <= seat < len(table.seats):
+            raise SeatUnavailable(f"table {table.id} has seats 0 to {len(table.seats) - 1}")
+        elif table.seats[seat] is not None:
+            raise SeatUnavailable(f"seat {seat} is already taken")
+        if table.seat_of(command.token_sha256) is not None:
+            raise SeatUnavailable("that token already holds a seat here")
+        taken = Event(
+            SEAT_TAKEN,
+            {
+                "seat": seat,
+                "name": command.name,
+                "token_sha256": command.token_sha256,
+                "entropy": command.entropy,
+            },
+        )
+        if sum(s is None for s in table.seats) > 1:
+            return [taken]
+        entropy = (*table.entropy, *([command.entropy] if command.entropy else []))
+        rules = self.rules(table)
+        rng = rng_at(seed, entropy, table.version + 1)
+        setup = rules.setup(len(table.seats), table.options, rng)
+        return [taken, *(self._wire(table, event) for event in setup)]
+
+    def _move(self, table: Table, command: MakeMove, seed: bytes) -> list[Event]:
+        if table.status is not Status.RUNNING:
+            raise GameNotRunning(f"table {table.id} is {table.status.value}, no moves are taken")
+        rules = self.rules(table)
+        if command.seat not in rules.to_act(table.state):
+            raise NotYourTurn(f"seat {command.seat} may not act now")
+        rng = rng_at(seed, table.entropy, table.version + 1)
+        events = rules.decide(table.state, command.seat, command.move, rng)
+        state = table.state
+        for event in events:
+            state = rules.evolve(state, event)
+        wired = [self._wire(table, event) for event in events]
+        result = rules.result(state)
+        if result is not None:
+            wired.append(Event(GAME_FINISHED, {"result": result.to_json(), "seed": seed.hex()}))
+        return wired
+
+    @staticmethod
+    def _wire(table: Table, event: Event) -> Event:
+        return Event(f"{table.game}.{event.type}", event.data, event.v)
+
+    # -- evolve ---------------------------------------------------------------------------------
+
+    def evolve(self, table: Table | None, event: Event) -> Table:
+        """The table after `event`; never validates."""
+        if table is None:
+            if event.type != GAME_CREATED:
+                raise ValueError(f"a table's first event is {GAME_CREATED}, not {event.type}")
+            data = event.data
+            rules = self.registry[data["game"]]
+            return Table(
+                id=data["table"],
+                game=data["game"],
+                options=data["options"],
+                commitment=data["commitment"],
+                entropy=(data["entropy"],) if data["entropy"] else (),
+                seats=(None,) * data["seats"],
+                state=rules.initial_state(data["seats"], data["options"]),
+                version=1,
+            )
+        version = table.version + 1
+        if event.type == SEAT_TAKEN:
+            data = event.data
+            seats = list(table.seats)
+            seats[data["seat"]] = Seat(data["name"], data["token_sha256"])
+            entropy = (*table.entropy, data["entropy"]) if data["entropy"] else table.entropy
+            return replace(table, seats=tuple(seats), entropy=entropy, version=version)
+        if event.type == GAME_FINISHED:
+            return replace(
+                table, result=event.data["result"], seed=event.data["seed"], version=version
+            )
+        game_event = self._unwire(table, event)
+        state = self.rules(table).evolve(table.state, game_event)
+        return replace(table, state=state, version=version)
+
+    def fold(self, events: Sequence[Event], table: Table | None = None) -> Table | None:
+        for event in events:
+            table = self.evolve(table, event)
+        return table
+
+    @staticmethod
+    def _unwire(table: Table, event: Event) -> Event:
+        prefix, _, name = event.type.partition(".")
+        if prefix != table.game:
+            raise ValueError(f"event {event.type} does not belong to a {table.game} table")
+        return Event(name, event.data, event.v)
+
+    # -- what a seat may see --------------------------------------------------------------------
+
+    def to_act(self, table: Table) -> list[int]:
+        if table.status is not Status.RUNNING:
+            return []
+        return sorted(self.rules(table).to_act(table.state))
+
+    def legal_moves(self, table: Table, seat: int) -> list[JSON]:
+        if table.status is not Status.RUNNING:
+            return []
+        return self.rules(table).legal_moves(table.state, seat)
+
+    def view(self, table: Table, seat: int | None) -> dict[str, JSON]:
+        """Everything `seat` (None: a spectator) may see of the table."""
+        rules = self.rules(table)
+        started = table.status is not Status.OPEN
+        return {
+            "id": table.id,
+            "game": table.game,
+            "status": table.status.value,
+            "version": table.version,
+            "options": dict(table.options),
+            "commitment": table.commitment,
+            "seats": [
+                {"seat": number, "name": seat.name if seat else None, "taken": seat is not None}
+                for number, seat in enumerate(table.seats)
+            ],
+            "you": seat,
+            "to_act": self.to_act(table),
+            "state": rules.view(table.state, seat) if started else None,
+            "result": dict(table.result) if table.result is not None else None,
+            "seed": table.seed,
+        }
+
+    def redact(self, table: Table, event: Event, seat: int | None) -> Event | None:
+        """`event` of `table`'s log as `seat` may see it now; the whole log once it is finished."""
+        if event.type == SEAT_TAKEN:
+            public = {k: v for k, v in event.data.items() if k not in PRIVATE_SEAT_FIELDS}
+            return Event(event.type, public, event.v)
+        if event.type.startswith(f"{LIFECYCLE}.") or table.status is Status.FINISHED:
+            return event
+        redacted = self.rules(table).redact(self._unwire(table, event), seat)
+        return None if redacted is None else self._wire(table, redacted)
+

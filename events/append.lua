@@ -1,0 +1,39 @@
+-- Conditional, idempotent batch append to one game's event stream.
+-- KEYS[1]  the event stream            KEYS[2]  the game's idempotency hash
+-- ARGV[1]  expected version            ARGV[2]  expected head hash
+-- ARGV[3]  idempotency key ('' = none) ARGV[4]  receipt stored under that key
+-- ARGV[5..] pairs of (envelope JSON, hash), one pair per event, in order
+-- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version}
+local key = ARGV[3]
+if key ~= '' then
+  local receipt = redis.call('HGET', KEYS[2], key)
+  if receipt then
+    return {'duplicate', receipt}
+  end
+end
+
+local version, head = 0, string.rep('0', 64)
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 then
+  version = tonumber(string.match(last[1][1], '^(%d+)-'))
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'h' then
+      head = fields[i + 1]
+    end
+  end
+end
+if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
+  return {'conflict', tostring(version)}
+end
+
+local count = (#ARGV - 4) / 2
+for i = 0, count - 1 do
+  -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
+  redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
+    'e', ARGV[5 + 2 * i], 'h', ARGV[6 + 2 * i])
+end
+if key ~= '' then
+  redis.call('HSET', KEYS[2], key, ARGV[4])
+end
+return {'ok', tostring(version + count)}

@@ -1,0 +1,119 @@
+"""The event store: one Redis stream per game, appended to by one atomic Lua script."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+from redis import Redis
+
+from domain.rules import Event
+from events.envelope import START, Position, Recorded, canonical_json, seal, verify_chain
+from events.upcasting import Upcasters
+
+APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
+
+
+def stream_key(game_id: str) -> str:
+    # The hash tag keeps all of a game's keys in one cluster slot, as the Lua script needs.
+    return f"game:{{{game_id}}}:events"
+
+
+def idempotency_key(game_id: str) -> str:
+    return f"game:{{{game_id}}}:idempotency"
+
+
+class ConcurrencyConflict(Exception):
+    """The stream moved on: it is not at the version the append expected."""
+
+    def __init__(self, expected: int, actual: int) -> None:
+        super().__init__(f"expected version {expected}, the stream is at {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+@dataclass(frozen=True)
+class Appended:
+    """The events were written; `records` as stored."""
+
+    records: list[Recorded]
+
+    @property
+    def position(self) -> Position:
+        return self.records[-1].position
+
+
+@dataclass(frozen=True)
+class AlreadyAppended:
+    """The idempotency key was used before: nothing was written; `receipt` is what it stored."""
+
+    receipt: str
+
+
+class EventStore:
+    """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
+
+    def __init__(self, redis: Redis, upcasters: Upcasters | None = None) -> None:
+        self._redis = redis
+        self._upcasters = upcasters or Upcasters()
+        self._append = redis.register_script(APPEND_SCRIPT)
+
+    def append(
+        self,
+        game_id: str,
+        expected: Position,
+        events: Sequence[Event],
+        meta: Mapping[str, Any],
+        *,
+        idempotency: str | None = None,
+        receipt: str = "",
+    ) -> Appended | AlreadyAppended:
+        """Append all of `events` or none: only if the stream is at `expected`.
+
+        With an `idempotency` key that was used before on this game, nothing is written and the
+        receipt stored with the first append is returned instead.
+        """
+        if not events:
+            raise ValueError("an append needs at least one event")
+        records = seal(events, meta, expected)
+        args: list[str | bytes | int] = [expected.version, expected.head, idempotency or "", receipt]
+        for record in records:
+            args += [canonical_json(record.to_json()), record.hash]
+        outcome, value = self._append(
+            keys=[stream_key(game_id), idempotency_key(game_id)], args=args
+        )
+        match outcome.decode() if isinstance(outcome, bytes) else outcome:
+            case "ok":
+                return Appended(records)
+            case "duplicate":
+                return AlreadyAppended(value.decode() if isinstance(value, bytes) else value)
+            case _:
+                raise ConcurrencyConflict(expected.version, int(value))
+
+    def read(
+        self,
+        game_id: str,
+        after: Position = START,
+        *,
+        until: int | None = None,
+        verify: bool = True,
+    ) -> list[Recorded]:
+        """Events after `after`, up to version `until`, upcast to current schema versions.
+
+        With `verify` the hash chain is checked from `after` on, so a cached state built up to
+        `after` is only ever extended by events that follow it.
+        """
+        upper = "+" if until is None else f"{until}-0"
+        if until is not None and until <= after.version:
+            return []
+        entries = self._redis.xrange(stream_key(game_id), f"{after.version + 1}-0", upper)
+        records = [Recorded.from_json(json.loads(fields[b"e"])) for _, fields in entries]
+        if verify:
+            verify_chain(records, after)
+        return [self._upcasters.upcast(record) for record in records]
+
+    def exists(self, game_id: str) -> bool:
+        return bool(self._redis.exists(stream_key(game_id)))

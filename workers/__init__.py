@@ -1,0 +1,1 @@
+"""RQ jobs and bot policies that play seats asynchronously."""
