@@ -6,13 +6,13 @@ through these functions, and clients only ever see what `view` and `redact` let 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from random import Random
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 JSON = Any
-"""A value that survives `json.dumps`/`json.loads` unchanged (dicts, lists, str, int, bool, None)."""
+"""A value that survives a JSON round trip unchanged: dict, list, str, int, bool or None."""
 
 Move = Mapping[str, JSON]
 
@@ -50,9 +50,10 @@ class Option:
             raise OptionError(self.name, f"must be of type {self.kind.__name__}")
         if self.choices is not None and value not in self.choices:
             raise OptionError(self.name, f"must be one of {list(self.choices)}")
-        if self.minimum is not None and value < self.minimum:
+        number = cast(int, value)
+        if self.minimum is not None and number < self.minimum:
             raise OptionError(self.name, f"must be at least {self.minimum}")
-        if self.maximum is not None and value > self.maximum:
+        if self.maximum is not None and number > self.maximum:
             raise OptionError(self.name, f"must be at most {self.maximum}")
 
 

@@ -69,12 +69,11 @@ COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove]] = {
 
 def command_to_json(command: Command) -> dict[str, JSON]:
     """The JSON form recorded in each event's metadata, so an audit can re-decide it."""
-    return {"name": type(command).__name__, **asdict(command)}
+    return {"type": type(command).__name__, "args": asdict(command)}
 
 
 def command_from_json(data: Mapping[str, JSON]) -> Command:
-    fields = dict(data)
-    return COMMANDS[fields.pop("name")](**fields)
+    return COMMANDS[data["type"]](**data["args"])
 
 
 class TableError(Exception):
@@ -85,6 +84,10 @@ class TableError(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+class PlayerCountError(TableError):
+    problem = "invalid-seats"
 
 
 class SeatUnavailable(TableError):
@@ -160,7 +163,7 @@ class Tables:
     def _create(self, command: CreateGame) -> Event:
         info = self.registry[command.game].info
         if not info.min_players <= command.seats <= info.max_players:
-            raise TableError(
+            raise PlayerCountError(
                 f"{info.id} is played by {info.min_players} to {info.max_players} players, "
                 f"not {command.seats}"
             )
@@ -314,4 +317,3 @@ class Tables:
             return event
         redacted = self.rules(table).redact(self._unwire(table, event), seat)
         return None if redacted is None else self._wire(table, redacted)
-

@@ -20,7 +20,7 @@ class SeedVault:
             raise KeyError(f"game {game_id} already has a seed")
 
     def get(self, game_id: str) -> bytes:
-        seed = self._redis.get(seed_key(game_id))
+        seed: bytes | None = self._redis.get(seed_key(game_id))  # type: ignore[assignment]
         if seed is None:
             raise KeyError(f"game {game_id} has no seed")
-        return bytes(seed)
+        return seed

@@ -79,7 +79,12 @@ class EventStore:
         if not events:
             raise ValueError("an append needs at least one event")
         records = seal(events, meta, expected)
-        args: list[str | bytes | int] = [expected.version, expected.head, idempotency or "", receipt]
+        args: list[str | bytes | int] = [
+            expected.version,
+            expected.head,
+            idempotency or "",
+            receipt,
+        ]
         for record in records:
             args += [canonical_json(record.to_json()), record.hash]
         outcome, value = self._append(
@@ -93,6 +98,11 @@ class EventStore:
             case _:
                 raise ConcurrencyConflict(expected.version, int(value))
 
+    def receipt(self, game_id: str, idempotency: str) -> str | None:
+        """The receipt stored by the append that first used `idempotency`, if any."""
+        raw: bytes | None = self._redis.hget(idempotency_key(game_id), idempotency)  # type: ignore[assignment]
+        return None if raw is None else raw.decode()
+
     def read(
         self,
         game_id: str,
@@ -100,20 +110,31 @@ class EventStore:
         *,
         until: int | None = None,
         verify: bool = True,
+        upcast: bool = True,
     ) -> list[Recorded]:
         """Events after `after`, up to version `until`, upcast to current schema versions.
 
         With `verify` the hash chain is checked from `after` on, so a cached state built up to
-        `after` is only ever extended by events that follow it.
+        `after` is only ever extended by events that follow it. `upcast=False` returns the
+        stored form, over which the chain was computed.
         """
         upper = "+" if until is None else f"{until}-0"
         if until is not None and until <= after.version:
             return []
-        entries = self._redis.xrange(stream_key(game_id), f"{after.version + 1}-0", upper)
+        # The client is made without decode_responses, so entries are (id, {field: bytes}).
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrange(  # type: ignore[assignment]
+            stream_key(game_id), f"{after.version + 1}-0", upper
+        )
         records = [Recorded.from_json(json.loads(fields[b"e"])) for _, fields in entries]
         if verify:
             verify_chain(records, after)
+        if not upcast:
+            return records
         return [self._upcasters.upcast(record) for record in records]
+
+    def upcast(self, record: Recorded) -> Recorded:
+        """`record` with its data at the current schema version."""
+        return self._upcasters.upcast(record)
 
     def exists(self, game_id: str) -> bool:
         return bool(self._redis.exists(stream_key(game_id)))

@@ -67,10 +67,10 @@ def _remove(cards: tuple[int, ...], card: int) -> tuple[int, ...]:
     return cards[:index] + cards[index + 1 :]
 
 
-def _with(items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]) -> tuple[
-    tuple[int, ...], ...
-]:
-    return items[:seat] + (value,) + items[seat + 1 :]
+def _with(
+    items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
+) -> tuple[tuple[int, ...], ...]:
+    return (*items[:seat], value, *items[seat + 1 :])
 
 
 def _counts_without(counts: tuple[int, ...], cards: list[int]) -> tuple[int, ...]:
@@ -119,9 +119,7 @@ class Pig10:
     info = INFO
 
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
-        return State(
-            hands=((),) * players, draw_pile=DECK_COUNTS, won=(0,) * players, turn=None
-        )
+        return State(hands=((),) * players, draw_pile=DECK_COUNTS, won=(0,) * players, turn=None)
 
     def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
         deck = [value for value, count in enumerate(DECK_COUNTS) for _ in range(count)]
@@ -204,7 +202,9 @@ class Pig10:
             events.append(Event("PileWon", {"seat": seat, "cards": pile_cards, "reason": "pig10"}))
         elif value > TARGET:
             previous = state.pile[-1].seat
-            events.append(Event("PileWon", {"seat": previous, "cards": pile_cards, "reason": "bust"}))
+            events.append(
+                Event("PileWon", {"seat": previous, "cards": pile_cards, "reason": "bust"})
+            )
         if state.draw_pile_size:
             events.append(Event("CardDrawn", {"seat": seat, "card": _draw(state.draw_pile, rng)}))
         return events
@@ -254,7 +254,9 @@ class Pig10:
 
     def redact(self, event: Event, seat: int | None) -> Event | None:
         if event.type == "CardsDealt" and event.data["seat"] != seat:
-            return Event(event.type, {"seat": event.data["seat"], "count": len(event.data["cards"])})
+            return Event(
+                event.type, {"seat": event.data["seat"], "count": len(event.data["cards"])}
+            )
         if event.type == "CardDrawn" and event.data["seat"] != seat:
             return Event(event.type, {"seat": event.data["seat"]})
         return event

@@ -1,0 +1,90 @@
+"""The application factory: every dependency is built here and handed down."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import fakeredis
+import redis
+from flask import Flask, Response
+
+from domain.registry import GameRegistry, default_registry
+from domain.rules import OptionError, RuleError
+from domain.table import PlayerCountError, TableError, Tables
+from events.secrets import SeedVault
+from events.store import ConcurrencyConflict, EventStore
+from service.config import Config
+from service.errors import Problem, problem_response, register_error_handlers
+from service.routes import api
+from service.tables import TableCache, TableService, stale_version
+
+OPENAPI = Path(__file__).resolve().parent.parent / "openapi.yaml"
+"""The HTTP contract, kept at the top of the repository and served as it is."""
+
+
+def create_app(
+    config: Config | None = None,
+    *,
+    redis_client: redis.Redis | None = None,
+    registry: GameRegistry | None = None,
+) -> Flask:
+    """Build the service: with no Redis URL (and no client given) it runs embedded on fakeredis."""
+    config = config or Config.from_env()
+    if redis_client is None:
+        redis_client = (
+            redis.Redis.from_url(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
+        )
+    tables = Tables(registry or default_registry())
+    service = TableService(
+        store=EventStore(redis_client),
+        vault=SeedVault(redis_client),
+        tables=tables,
+        cache=TableCache(config.cache_size),
+    )
+
+    app = Flask(__name__)
+    app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.extensions["spieltisch"] = service
+    app.extensions["redis"] = redis_client
+    app.register_blueprint(api)
+    register_error_handlers(app)
+    register_domain_errors(app)
+
+    @app.get("/openapi.yaml")
+    def openapi() -> Response:
+        return Response(OPENAPI.read_text(), mimetype="application/yaml")
+
+    @app.get("/health")
+    def health() -> dict[str, Any]:
+        redis_client.ping()
+        return {"status": "ok", "embedded": config.redis_url is None}
+
+    return app
+
+
+def register_domain_errors(app: Flask) -> None:
+    """How the domain's refusals read over HTTP."""
+
+    @app.errorhandler(RuleError)
+    def on_rule_error(error: RuleError) -> Response:
+        return problem_response(
+            Problem(422, "illegal-move", "Illegal move", error.detail, rule=error.rule)
+        )
+
+    @app.errorhandler(OptionError)
+    def on_option_error(error: OptionError) -> Response:
+        return problem_response(
+            Problem(422, "invalid-options", "Invalid options", str(error), option=error.option)
+        )
+
+    @app.errorhandler(TableError)
+    def on_table_error(error: TableError) -> Response:
+        status = 422 if isinstance(error, PlayerCountError) else 409
+        title = error.problem.replace("-", " ").capitalize()
+        return problem_response(Problem(status, error.problem, title, error.detail))
+
+    @app.errorhandler(ConcurrencyConflict)
+    def on_conflict(error: ConcurrencyConflict) -> Response:
+        return problem_response(stale_version(error.expected, error.actual))

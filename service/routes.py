@@ -1,0 +1,165 @@
+"""The HTTP routes: parse with a schema, call one service method, dump with a schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, current_app, jsonify, request
+from marshmallow import Schema, ValidationError
+
+from domain.registry import UnknownGame
+from service import schemas
+from service.errors import Problem
+from service.tables import TableService
+
+api = Blueprint("api", __name__, url_prefix="/v1")
+TABLE = "/tables/<table_id>"
+
+IDEMPOTENCY_KEY_MAX = 200
+
+
+def service() -> TableService:
+    tables: TableService = current_app.extensions["spieltisch"]
+    return tables
+
+
+def body(schema: Schema) -> dict[str, Any]:
+    """The request's JSON body, validated by `schema`."""
+    if not request.is_json:
+        raise Problem(
+            415,
+            "unsupported-media-type",
+            "JSON required",
+            "send the body as JSON with 'Content-Type: application/json'",
+        )
+    payload = request.get_json(silent=True)
+    if payload is None:
+        raise Problem(400, "malformed-json", "Malformed JSON", "the request body is not valid JSON")
+    return validated(schema, payload, "body")
+
+
+def query(schema: Schema) -> dict[str, Any]:
+    return validated(schema, request.args.to_dict(), "query")
+
+
+def validated(schema: Schema, payload: Any, where: str) -> dict[str, Any]:
+    if not isinstance(payload, dict):
+        raise Problem(422, "invalid-" + where, "Invalid request", f"the {where} must be an object")
+    try:
+        loaded: dict[str, Any] = schema.load(payload)
+    except ValidationError as error:
+        raise Problem(
+            422,
+            "invalid-" + where,
+            "Invalid request",
+            f"the request {where} has invalid fields: {', '.join(sorted(error.messages))}",
+            errors=schemas.field_errors(error),
+        ) from None
+    return loaded
+
+
+def bearer_token() -> str | None:
+    header = request.headers.get("Authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(
+            401,
+            "invalid-token",
+            "Invalid token",
+            "the Authorization header must be 'Bearer <token>' with the seat's token",
+        )
+    return token.strip()
+
+
+def dumped(schema: Schema, value: Any, status: int = 200) -> tuple[Response, int]:
+    return jsonify(schema.dump(value)), status
+
+
+@api.get("/games")
+def list_games() -> tuple[Response, int]:
+    return dumped(
+        schemas.GameInfoSchema(many=True), [game.info for game in service().tables.registry]
+    )
+
+
+@api.get("/games/<game_id>")
+def get_game(game_id: str) -> tuple[Response, int]:
+    try:
+        rules = service().tables.registry[game_id]
+    except UnknownGame:
+        raise Problem(
+            404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
+        ) from None
+    return dumped(schemas.GameInfoSchema(), rules.info)
+
+
+@api.post("/tables")
+def create_table() -> tuple[Response, int]:
+    args = body(schemas.CreateTableRequest())
+    table = service().create(args["game"], args["seats"], args["options"], args["entropy"])
+    response, status = dumped(schemas.TableSchema(), table, 201)
+    response.headers["Location"] = f"{api.url_prefix}/tables/{table['id']}"
+    return response, status
+
+
+@api.get(TABLE)
+def get_table(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
+    return dumped(schemas.TableSchema(), service().view(table_id, caller))
+
+
+@api.get(TABLE + "/seats")
+def list_seats(table_id: str) -> tuple[Response, int]:
+    return dumped(schemas.SeatSchema(many=True), service().seats(table_id))
+
+
+@api.post(TABLE + "/seats")
+def take_seat(table_id: str) -> tuple[Response, int]:
+    args = body(schemas.TakeSeatRequest())
+    taken = service().take_seat(table_id, args["seat"], args["name"], args["entropy"])
+    return dumped(schemas.SeatTakenSchema(), taken, 201)
+
+
+@api.get(TABLE + "/moves")
+def legal_moves(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
+    return dumped(schemas.LegalMovesSchema(), service().legal_moves(table_id, caller))
+
+
+@api.post(TABLE + "/moves")
+def make_move(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
+    args = body(schemas.MoveRequest())
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise Problem(
+            400,
+            "invalid-idempotency-key",
+            "Invalid Idempotency-Key",
+            f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters",
+        )
+    answer = service().move(table_id, caller, args["move"], args["expected_version"], key)
+    response, status = dumped(schemas.MoveResultSchema(), answer.body)
+    if answer.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response, status
+
+
+@api.get(TABLE + "/events")
+def list_events(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
+    after = query(schemas.EventsQuery())["after"]
+    return dumped(schemas.EventLogSchema(), service().events(table_id, caller, after))
+
+
+@api.get(TABLE + "/versions/<int:version>")
+def replay(table_id: str, version: int) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
+    return dumped(schemas.TableSchema(), service().replay(table_id, version, caller))
+
+
+@api.get(TABLE + "/audit")
+def audit(table_id: str) -> tuple[Response, int]:
+    return dumped(schemas.AuditSchema(), service().audit(table_id))

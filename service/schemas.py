@@ -1,0 +1,150 @@
+"""Marshmallow schemas for every request the API reads and every response it writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate
+
+
+class StrictInteger(fields.Integer):
+    """A JSON integer; unlike `Integer(strict=True)` it also refuses `true` and `false`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+    def _validated(self, value: Any) -> int:
+        if isinstance(value, bool):
+            raise self.make_error("invalid")
+        validated: int = super()._validated(value)
+        return validated
+
+
+ENTROPY = fields.String(
+    validate=validate.Length(min=1, max=256),
+    load_default=None,
+    metadata={"description": "Your own randomness, mixed into the game's seed."},
+)
+
+
+# -- requests -------------------------------------------------------------------------------------
+
+
+class CreateTableRequest(Schema):
+    game = fields.String(required=True, validate=validate.Length(min=1, max=64))
+    seats = StrictInteger(required=True, validate=validate.Range(min=1, max=64))
+    options = fields.Dict(
+        keys=fields.String(), values=fields.Raw(allow_none=True), load_default=dict
+    )
+    entropy = ENTROPY
+
+
+class TakeSeatRequest(Schema):
+    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    seat = StrictInteger(validate=validate.Range(min=0, max=63), load_default=None, allow_none=True)
+    entropy = ENTROPY
+
+
+class MoveRequest(Schema):
+    move = fields.Raw(required=True, allow_none=False)
+    expected_version = StrictInteger(required=True, validate=validate.Range(min=0))
+
+
+class EventsQuery(Schema):
+    after = fields.Integer(validate=validate.Range(min=0, max=2**53), load_default=0)
+
+
+# -- responses ------------------------------------------------------------------------------------
+
+
+class OptionSchema(Schema):
+    name = fields.String()
+    type = fields.Function(
+        lambda option: {int: "integer", bool: "boolean", str: "string"}[option.kind]
+    )
+    default = fields.Raw(allow_none=True)
+    nullable = fields.Boolean()
+    choices = fields.List(fields.Raw(), allow_none=True)
+    minimum = fields.Integer(allow_none=True)
+    maximum = fields.Integer(allow_none=True)
+    description = fields.String()
+
+
+class GameInfoSchema(Schema):
+    id = fields.String()
+    title = fields.String()
+    summary = fields.String()
+    min_players = fields.Integer()
+    max_players = fields.Integer()
+    options = fields.List(fields.Nested(OptionSchema))
+    score_range = fields.Function(lambda info: list(info.score_range))
+
+
+class SeatSchema(Schema):
+    seat = fields.Integer()
+    name = fields.String(allow_none=True)
+    taken = fields.Boolean()
+
+
+class TableSchema(Schema):
+    id = fields.String()
+    game = fields.String()
+    status = fields.String()
+    version = fields.Integer()
+    options = fields.Dict(keys=fields.String(), values=fields.Raw(allow_none=True))
+    commitment = fields.String()
+    seats = fields.List(fields.Nested(SeatSchema))
+    you = fields.Integer(allow_none=True)
+    to_act = fields.List(fields.Integer())
+    state = fields.Dict(allow_none=True)
+    result = fields.Dict(allow_none=True)
+    seed = fields.String(allow_none=True)
+
+
+class SeatTakenSchema(Schema):
+    seat = fields.Integer()
+    token = fields.String()
+    table = fields.Nested(TableSchema)
+
+
+class EventSchema(Schema):
+    seq = fields.Integer()
+    type = fields.String()
+    v = fields.Integer()
+    data = fields.Dict()
+    meta = fields.Dict()
+
+
+class EventLogSchema(Schema):
+    version = fields.Integer()
+    events = fields.List(fields.Nested(EventSchema))
+
+
+class LegalMovesSchema(Schema):
+    version = fields.Integer()
+    seat = fields.Integer()
+    to_act = fields.Boolean()
+    moves = fields.List(fields.Raw())
+
+
+class MoveResultSchema(Schema):
+    version = fields.Integer()
+    events = fields.List(fields.Nested(EventSchema))
+    table = fields.Nested(TableSchema)
+
+
+class AuditSchema(Schema):
+    ok = fields.Boolean()
+    chain_ok = fields.Boolean()
+    seed_ok = fields.Boolean()
+    replay_ok = fields.Boolean()
+    events = fields.Integer()
+    commands = fields.Integer()
+    seed = fields.String(allow_none=True)
+    problems = fields.List(fields.String())
+
+
+def field_errors(error: ValidationError) -> dict[str, Any]:
+    """Marshmallow's messages keyed by field, for the `errors` member of a problem."""
+    messages = error.messages
+    return messages if isinstance(messages, dict) else {"_body": messages}

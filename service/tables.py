@@ -1,0 +1,396 @@
+"""The application service: commands and queries on tables, free of HTTP.
+
+Every response that carries game state or events is built here, through `Tables.view` and
+`redact_record`: the one choke point where hidden information is removed for the caller.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import threading
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from domain.dice import SEED_BYTES, commitment
+from domain.rules import JSON, Event
+from domain.table import (
+    PRIVATE_SEAT_FIELDS,
+    Command,
+    CreateGame,
+    MakeMove,
+    Status,
+    Table,
+    Tables,
+    TakeSeat,
+    command_to_json,
+)
+from events.envelope import START, Position, Recorded, canonical_json, seal
+from events.secrets import SeedVault
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
+from service.audit import audit
+from service.errors import Problem
+
+Clock = Callable[[], datetime]
+SEAT_ATTEMPTS = 5
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def unknown_table(table_id: str) -> Problem:
+    return Problem(404, "unknown-table", "Unknown table", f"there is no table {table_id!r}")
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A table folded up to `position` of its stream."""
+
+    table: Table
+    position: Position
+
+
+class TableCache:
+    """Folded tables by id, least recently used dropped first; safe across threads.
+
+    A cached table is only ever extended by the events after its position, and the store checks
+    their chain from its head, so a request costs the events new since the last one, not the
+    whole game.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[str, Loaded] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, table_id: str) -> Loaded | None:
+        with self._lock:
+            loaded = self._entries.get(table_id)
+            if loaded is not None:
+                self._entries.move_to_end(table_id)
+            return loaded
+
+    def put(self, table_id: str, loaded: Loaded) -> None:
+        with self._lock:
+            current = self._entries.get(table_id)
+            if current is not None and current.position.version > loaded.position.version:
+                return
+            self._entries[table_id] = loaded
+            self._entries.move_to_end(table_id)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is asking: a seat (proved by its token) or a spectator (seat None)."""
+
+    seat: int | None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A decided command: its events, as they will be stored, and the table after them."""
+
+    events: list[Event]
+    records: list[Recorded]
+    after: Loaded
+
+
+@dataclass(frozen=True)
+class MoveAnswer:
+    body: dict[str, JSON]
+    replayed: bool
+
+
+class TableService:
+    """Creates tables, seats players, takes moves, and answers what a caller may see."""
+
+    def __init__(
+        self,
+        *,
+        store: EventStore,
+        vault: SeedVault,
+        tables: Tables,
+        cache: TableCache,
+        clock: Clock = utc_now,
+        new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(SEED_BYTES),
+        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
+        new_id: Callable[[], str] = lambda: secrets.token_urlsafe(9),
+    ) -> None:
+        self.store = store
+        self.vault = vault
+        self.tables = tables
+        self.cache = cache
+        self.clock = clock
+        self.new_seed = new_seed
+        self.new_token = new_token
+        self.new_id = new_id
+
+    # -- commands -------------------------------------------------------------------------------
+
+    def create(
+        self, game: str, seats: int, options: Mapping[str, JSON], entropy: str | None
+    ) -> dict[str, JSON]:
+        """Open a table; its seed stays secret, `GameCreated` carries only the commitment."""
+        if game not in self.tables.registry:
+            raise Problem(
+                422,
+                "unknown-game",
+                "Unknown game",
+                f"there is no game {game!r}; known: {self.tables.registry.ids()}",
+            )
+        table_id, seed = self.new_id(), self.new_seed()
+        command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
+        pending = self._decide(None, command, seed, seat=None)
+        self.vault.put(table_id, seed)
+        self._commit(table_id, None, pending)
+        return self.tables.view(pending.after.table, None)
+
+    def take_seat(
+        self, table_id: str, seat: int | None, name: str, entropy: str | None
+    ) -> dict[str, JSON]:
+        """Sit a player down; the answer holds the seat's token, which is never shown again."""
+        token = self.new_token()
+        command = TakeSeat(seat, name, token_hash(token), entropy)
+        for _ in range(SEAT_ATTEMPTS):
+            loaded = self.load(table_id)
+            pending = self._decide(loaded, command, self._seed(loaded.table), seat=None)
+            try:
+                self._commit(table_id, loaded, pending)
+            except ConcurrencyConflict:
+                continue  # someone else sat down meanwhile: decide again on the new state
+            taken: int = pending.records[0].data["seat"]
+            return {
+                "seat": taken,
+                "token": token,
+                "table": self.tables.view(pending.after.table, taken),
+            }
+        raise Problem(
+            409, "busy-table", "Table busy", "the table changed on every attempt; try again"
+        )
+
+    def move(
+        self,
+        table_id: str,
+        caller: Caller,
+        move: JSON,
+        expected_version: int,
+        idempotency_key: str | None,
+    ) -> MoveAnswer:
+        """Decide and append a move; a repeated idempotency key gets the first answer back."""
+        seat = self._seated(caller)
+        fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
+        key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
+        if key is not None and (first := self.store.receipt(table_id, key)) is not None:
+            return self._replay(first, fingerprint)
+        loaded = self.load(table_id)
+        if expected_version != loaded.table.version:
+            raise stale_version(expected_version, loaded.table.version)
+        command = MakeMove(seat, move)
+        pending = self._decide(loaded, command, self._seed(loaded.table), seat=seat)
+        table = pending.after.table
+        body = {
+            "version": table.version,
+            "events": self._redacted(table, pending.records, caller),
+            "table": self.tables.view(table, seat),
+        }
+        receipt = json.dumps({"fingerprint": fingerprint, "body": body})
+        outcome = self._commit(table_id, loaded, pending, idempotency=key, receipt=receipt)
+        if isinstance(outcome, AlreadyAppended):
+            return self._replay(outcome.receipt, fingerprint)
+        return MoveAnswer(body, replayed=False)
+
+    @staticmethod
+    def _seated(caller: Caller) -> int:
+        if caller.seat is None:
+            raise Problem(
+                401,
+                "missing-token",
+                "Seat token required",
+                "send the seat's token as 'Authorization: Bearer <token>' to act for it",
+            )
+        return caller.seat
+
+    @staticmethod
+    def _replay(receipt: str, fingerprint: str) -> MoveAnswer:
+        first = json.loads(receipt)
+        if first["fingerprint"] != fingerprint:
+            raise Problem(
+                422,
+                "idempotency-key-reused",
+                "Idempotency-Key reused",
+                "this Idempotency-Key was already used for a different move; use a new key",
+            )
+        return MoveAnswer(first["body"], replayed=True)
+
+    def _decide(
+        self, loaded: Loaded | None, command: Command, seed: bytes, seat: int | None
+    ) -> Pending:
+        """Decide `command` and fold its events, without writing anything yet."""
+        before = loaded.table if loaded else None
+        events = self.tables.decide(before, command, seed)
+        meta = {
+            "command_id": str(uuid.uuid4()),
+            "command": command_to_json(command),
+            "seat": seat,
+            "time": self.clock().isoformat(),
+        }
+        records = seal(events, meta, loaded.position if loaded else START)
+        table = self.tables.fold(events, before)
+        assert table is not None
+        return Pending(events, records, Loaded(table, records[-1].position))
+
+    def _commit(
+        self,
+        table_id: str,
+        loaded: Loaded | None,
+        pending: Pending,
+        *,
+        idempotency: str | None = None,
+        receipt: str = "",
+    ) -> Appended | AlreadyAppended:
+        outcome = self.store.append(
+            table_id,
+            loaded.position if loaded else START,
+            pending.events,
+            pending.records[0].meta,
+            idempotency=idempotency,
+            receipt=receipt,
+        )
+        if isinstance(outcome, Appended):
+            self.cache.put(table_id, pending.after)
+        return outcome
+
+    def _seed(self, table: Table) -> bytes:
+        return self.vault.get(table.id)
+
+    # -- queries --------------------------------------------------------------------------------
+
+    def load(self, table_id: str) -> Loaded:
+        """The table as of its latest event."""
+        if not TABLE_ID.fullmatch(table_id):
+            raise unknown_table(table_id)
+        cached = self.cache.get(table_id)
+        after = cached.position if cached else START
+        records = self.store.read(table_id, after)
+        if not records:
+            if cached is None:
+                raise unknown_table(table_id)
+            return cached
+        table = self.tables.fold([r.event for r in records], cached.table if cached else None)
+        assert table is not None
+        loaded = Loaded(table, records[-1].position)
+        self.cache.put(table_id, loaded)
+        return loaded
+
+    def caller(self, table_id: str, token: str | None) -> Caller:
+        """The caller a bearer token (or its absence) stands for at this table."""
+        if token is None:
+            return Caller(None)
+        seat = self.load(table_id).table.seat_of(token_hash(token))
+        if seat is None:
+            raise Problem(
+                401, "invalid-token", "Invalid token", "this token holds no seat at this table"
+            )
+        return Caller(seat)
+
+    def view(self, table_id: str, caller: Caller) -> dict[str, JSON]:
+        return self.tables.view(self.load(table_id).table, caller.seat)
+
+    def seats(self, table_id: str) -> list[JSON]:
+        view = self.tables.view(self.load(table_id).table, None)
+        seats: list[JSON] = view["seats"]
+        return seats
+
+    def legal_moves(self, table_id: str, caller: Caller) -> dict[str, JSON]:
+        seat = self._seated(caller)
+        table = self.load(table_id).table
+        return {
+            "version": table.version,
+            "seat": seat,
+            "to_act": seat in self.tables.to_act(table),
+            "moves": self.tables.legal_moves(table, seat),
+        }
+
+    def events(self, table_id: str, caller: Caller, after: int) -> dict[str, JSON]:
+        """The log after version `after`, as the caller may see it now."""
+        table = self.load(table_id).table
+        records = self.store.read(table_id, Position(after), until=table.version, verify=False)
+        return {"version": table.version, "events": self._redacted(table, records, caller)}
+
+    def replay(self, table_id: str, version: int, caller: Caller) -> dict[str, JSON]:
+        """The caller's view of the table as it stood at `version`."""
+        current = self.load(table_id).table
+        if not 1 <= version <= current.version:
+            raise Problem(
+                404,
+                "unknown-version",
+                "No such version",
+                f"table {table_id} has versions 1 to {current.version}, not {version}",
+            )
+        records = self.store.read(table_id, START, until=version)
+        past = self.tables.fold([r.event for r in records])
+        assert past is not None
+        return self.tables.view(past, caller.seat)
+
+    def audit(self, table_id: str) -> dict[str, JSON]:
+        """Verify a finished game: chain, seed commitment, and every command decided again."""
+        table = self.load(table_id).table
+        if table.status is not Status.FINISHED:
+            raise Problem(
+                409,
+                "game-not-finished",
+                "Game not finished",
+                f"table {table_id} is {table.status.value}; its seed is revealed when it ends",
+            )
+        records = self.store.read(table_id, START, verify=False, upcast=False)
+        return audit(self.tables, records, self.store.upcast)
+
+    def _redacted(
+        self, table: Table, records: list[Recorded], caller: Caller
+    ) -> list[dict[str, Any]]:
+        shown = (redact_record(self.tables, table, record, caller.seat) for record in records)
+        return [record for record in shown if record is not None]
+
+
+def stale_version(expected: int, actual: int) -> Problem:
+    return Problem(
+        409,
+        "stale-version",
+        "Stale version",
+        f"the move expected version {expected}, but the table is at version {actual}; "
+        "read the table again and decide on the current state",
+        current_version=actual,
+    )
+
+
+def redact_record(
+    tables: Tables, table: Table, record: Recorded, seat: int | None
+) -> dict[str, Any] | None:
+    """A stored event as `seat` may see it now, or None when it must stay hidden whole.
+
+    The command in the metadata is shown only to the seat that issued it until the game is
+    over; the token hash of a seat never leaves the server.
+    """
+    event = tables.redact(table, record.event, seat)
+    if event is None:
+        return None
+    meta = dict(record.meta)
+    command = meta.pop("command", {})
+    args = {k: v for k, v in command.get("args", {}).items() if k not in PRIVATE_SEAT_FIELDS}
+    if table.status is Status.FINISHED or (seat is not None and meta.get("seat") == seat):
+        meta["command"] = {**command, "args": args}
+    return {"seq": record.seq, "type": event.type, "v": event.v, "data": event.data, "meta": meta}
