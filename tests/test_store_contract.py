@@ -1,0 +1,517 @@
+"""The contract of `EventStore` and `SeedVault`, run on fakeredis and on a real Redis server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
+from typing import Any, TypeAlias, cast
+
+import fakeredis
+import pytest
+import redis
+
+from domain.rules import Event
+from events.envelope import GENESIS, START, ChainBroken, Position, Recorded, verify_chain
+from events.secrets import SeedVault, seed_key
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
+from events.upcasting import Upcasters
+from tests.conftest import TEST_REDIS_URL
+
+Client: TypeAlias = redis.Redis
+Entries: TypeAlias = list[tuple[bytes, dict[bytes, bytes]]]
+Connect: TypeAlias = "Callable[[], Client]"
+Envelope: TypeAlias = dict[str, Any]
+
+GAME = "g1"
+OTHER_GAME = "g2"
+META = {"seat": 0, "command": "c-1", "at": "2024-05-01T12:00:00Z"}
+
+
+# --- helpers ------------------------------------------------------------------------------------
+
+
+def counted(n: int, start: int = 1) -> list[Event]:
+    """`n` distinct events."""
+    return [Event("test.Counted", {"n": i}) for i in range(start, start + n)]
+
+
+def appended(result: Appended | AlreadyAppended) -> Appended:
+    assert isinstance(result, Appended), result
+    return result
+
+
+def add(
+    store: EventStore, n: int, after: Position = START, game: str = GAME, **options: str
+) -> Position:
+    """Append `n` events that must land; return the new position."""
+    return appended(
+        store.append(game, after, counted(n, after.version + 1), META, **options)
+    ).position
+
+
+def position_at(records: Sequence[Recorded], version: int) -> Position:
+    return START if version == 0 else records[version - 1].position
+
+
+def head_of(records: Sequence[Recorded], after: Position = START) -> Position:
+    """Where the stream stands after reading `records` from `after`."""
+    return records[-1].position if records else after
+
+
+def seqs(records: Sequence[Recorded]) -> list[int]:
+    return [record.seq for record in records]
+
+
+def stored_length(client: Client, game: str = GAME) -> int:
+    return client.xlen(stream_key(game))
+
+
+def stored_entries(client: Client, game: str = GAME) -> Entries:
+    """The raw stream entries (the clients here do not decode responses)."""
+    return cast(Entries, client.xrange(stream_key(game)))
+
+
+def rewrite_entry(client: Client, seq: int, change: Callable[[Envelope], Envelope]) -> None:
+    """Test setup only: replace the stored envelope of event `seq` with `change(envelope)`."""
+    key = stream_key(GAME)
+    entries = stored_entries(client)
+    client.delete(key)
+    for entry_id, fields in entries:
+        envelope = json.loads(fields[b"e"])
+        if envelope["seq"] == seq:
+            envelope = change(envelope)
+        client.xadd(key, {b"e": json.dumps(envelope), b"h": fields[b"h"]}, id=entry_id)
+
+
+def rehashed(envelope: Envelope) -> Envelope:
+    """The envelope with a hash that matches its (altered) content."""
+    record = Recorded.from_json(envelope)
+    return replace(record, hash=record.computed_hash()).to_json()
+
+
+@pytest.fixture
+def store(any_redis: Client) -> EventStore:
+    return EventStore(any_redis)
+
+
+# --- append and read ----------------------------------------------------------------------------
+
+MIXED = [
+    Event("test.Started", {"seats": 2, "names": ["Ada", "Bo"]}),
+    Event("test.Counted", {"n": 1}, 2),
+    Event("test.Said", {"text": "grüß dich 🎲", "none": None, "ok": True, "x": 1.5}),
+]
+
+
+def test_append_then_read_returns_the_events_numbered_and_chained(store: EventStore) -> None:
+    result = appended(store.append(GAME, START, MIXED, META))
+    records = store.read(GAME)
+    assert seqs(records) == [1, 2, 3]
+    assert [record.event for record in records] == MIXED
+    assert [record.v for record in records] == [1, 2, 1]
+    assert all(record.meta == META for record in records)
+    assert [record.prev for record in records] == [GENESIS] + [r.hash for r in records[:-1]]
+    assert records == result.records
+    assert result.position == Position(3, records[-1].hash)
+
+
+def test_appends_continue_the_numbering(store: EventStore) -> None:
+    first = add(store, 2)
+    second = appended(store.append(GAME, first, counted(3, 3), META))
+    assert seqs(second.records) == [3, 4, 5]
+    assert seqs(store.read(GAME)) == [1, 2, 3, 4, 5]
+    assert [record.data["n"] for record in store.read(GAME)] == [1, 2, 3, 4, 5]
+
+
+def test_read_after_a_position_returns_only_later_events(store: EventStore) -> None:
+    first = add(store, 2)
+    later = appended(store.append(GAME, first, counted(3, 3), META)).records
+    assert store.read(GAME, after=first) == later
+    assert store.read(GAME, after=later[-1].position) == []
+
+
+@pytest.mark.parametrize(
+    ("after", "until", "expected"),
+    [
+        (0, 2, [1, 2]),
+        (1, 3, [2, 3]),
+        (0, 99, [1, 2, 3, 4, 5]),
+        (4, None, [5]),
+        (2, 2, []),
+        (3, 1, []),
+        (5, None, []),
+    ],
+)
+def test_read_is_bounded_by_after_and_until(
+    store: EventStore, after: int, until: int | None, expected: list[int]
+) -> None:
+    add(store, 5)
+    everything = store.read(GAME)
+    assert seqs(store.read(GAME, after=position_at(everything, after), until=until)) == expected
+
+
+def test_an_unknown_game_reads_empty_and_does_not_exist(store: EventStore) -> None:
+    assert store.read("nobody") == []
+    assert store.read("nobody", until=3) == []
+    assert not store.exists("nobody")
+    add(store, 1)
+    assert store.exists(GAME)
+    assert not store.exists("nobody")
+
+
+def test_an_empty_append_is_refused(store: EventStore) -> None:
+    with pytest.raises(ValueError, match="at least one event"):
+        store.append(GAME, START, [], META)
+    assert not store.exists(GAME)
+
+
+# --- conditional, all-or-nothing append ---------------------------------------------------------
+
+OFF_POSITIONS: dict[str, Callable[[Position, Position], Position]] = {
+    "stale version": lambda first, second: first,
+    "from the start": lambda first, second: START,
+    "ahead of the stream": lambda first, second: Position(3, second.head),
+    "right version, wrong head": lambda first, second: Position(2, first.head),
+    "right version, genesis head": lambda first, second: Position(2),
+}
+
+
+@pytest.mark.parametrize("batch", [1, 4])
+@pytest.mark.parametrize("off", OFF_POSITIONS.values(), ids=OFF_POSITIONS.keys())
+def test_an_append_not_at_the_head_conflicts_and_writes_nothing(
+    any_redis: Client,
+    store: EventStore,
+    off: Callable[[Position, Position], Position],
+    batch: int,
+) -> None:
+    first = add(store, 1)
+    second = add(store, 1, after=first)
+    before = store.read(GAME)
+    expected = off(first, second)
+    with pytest.raises(ConcurrencyConflict) as conflict:
+        store.append(GAME, expected, counted(batch, 100), META)
+    assert (conflict.value.expected, conflict.value.actual) == (expected.version, 2)
+    assert stored_length(any_redis) == 2
+    assert store.read(GAME) == before
+
+
+def test_an_append_to_an_unknown_game_must_expect_the_start(store: EventStore) -> None:
+    with pytest.raises(ConcurrencyConflict) as conflict:
+        store.append(GAME, Position(1, "f" * 64), counted(2), META)
+    assert (conflict.value.expected, conflict.value.actual) == (1, 0)
+    assert not store.exists(GAME)
+
+
+def test_a_batch_at_the_head_lands_whole(store: EventStore) -> None:
+    head = add(store, 2)
+    assert seqs(appended(store.append(GAME, head, counted(5, 3), META)).records) == [3, 4, 5, 6, 7]
+    assert seqs(store.read(GAME)) == [1, 2, 3, 4, 5, 6, 7]
+
+
+# --- idempotency --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("receipt", ["receipt-1", ""])
+def test_a_repeated_key_returns_the_first_receipt_and_writes_nothing(
+    any_redis: Client, store: EventStore, receipt: str
+) -> None:
+    head = add(store, 2, idempotency="cmd-1", receipt=receipt)
+    for expected in (head, START):  # at the head, and at a version that is now stale
+        repeat = store.append(GAME, expected, counted(3), META, idempotency="cmd-1", receipt="x")
+        assert repeat == AlreadyAppended(receipt)
+    assert stored_length(any_redis) == 2
+    assert seqs(store.read(GAME)) == [1, 2]
+
+
+def test_different_keys_append_normally(any_redis: Client, store: EventStore) -> None:
+    head = add(store, 1, idempotency="cmd-1")
+    head = add(store, 1, after=head, idempotency="cmd-2")
+    assert head.version == 2
+    assert store.append(GAME, head, counted(1), META, idempotency="cmd-1") == AlreadyAppended("")
+    assert stored_length(any_redis) == 2
+
+
+def test_keys_are_per_game(any_redis: Client, store: EventStore) -> None:
+    add(store, 1, idempotency="cmd-1", receipt="first game")
+    add(store, 2, game=OTHER_GAME, idempotency="cmd-1", receipt="other game")
+    assert stored_length(any_redis, OTHER_GAME) == 2
+    repeat = store.append(OTHER_GAME, START, counted(1), META, idempotency="cmd-1")
+    assert repeat == AlreadyAppended("other game")
+
+
+def test_a_conflicting_append_does_not_use_up_its_key(store: EventStore) -> None:
+    head = add(store, 1)
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, START, counted(1), META, idempotency="cmd-1")
+    assert add(store, 1, after=head, idempotency="cmd-1").version == 2
+
+
+# --- the hash chain -----------------------------------------------------------------------------
+
+
+def at(records: list[Recorded], index: int, **changes: Any) -> list[Recorded]:
+    return [*records[:index], replace(records[index], **changes), *records[index + 1 :]]
+
+
+def rehash_at(records: list[Recorded], index: int) -> list[Recorded]:
+    return at(records, index, hash=records[index].computed_hash())
+
+
+TAMPERINGS: dict[str, tuple[Callable[[list[Recorded]], list[Recorded]], int]] = {
+    "changed data": (lambda r: at(r, 2, data={"n": 99}), 3),
+    "changed meta": (lambda r: at(r, 1, meta={"seat": 1}), 2),
+    "changed type": (lambda r: at(r, 4, type="test.Other"), 5),
+    "changed version": (lambda r: at(r, 0, v=2), 1),
+    "changed prev": (lambda r: at(r, 3, prev=r[1].hash), 4),
+    "changed data, rehashed": (lambda r: rehash_at(at(r, 1, data={"n": 99}), 1), 3),
+    "changed seq": (lambda r: at(r, 2, seq=4), 4),
+    "removed entry": (lambda r: [r[0], *r[2:]], 3),
+    "reordered entries": (lambda r: [r[0], r[2], r[1], *r[3:]], 3),
+    "inserted entry": (lambda r: [r[0], r[1], r[1], *r[2:]], 2),
+}
+
+
+def test_the_chain_of_what_was_read_verifies(store: EventStore) -> None:
+    head = add(store, 5)
+    records = store.read(GAME)
+    assert verify_chain(records) == head
+    assert verify_chain(records[2:], after=records[1].position) == head
+
+
+def test_a_chain_resumed_from_the_wrong_position_is_broken(store: EventStore) -> None:
+    add(store, 5)
+    records = store.read(GAME)
+    with pytest.raises(ChainBroken) as broken:
+        verify_chain(records[2:], after=Position(2, records[0].hash))
+    assert broken.value.seq == 3
+
+
+@pytest.mark.parametrize(("tamper", "seq"), TAMPERINGS.values(), ids=TAMPERINGS.keys())
+def test_tampered_records_break_the_chain_at_the_right_event(
+    store: EventStore, tamper: Callable[[list[Recorded]], list[Recorded]], seq: int
+) -> None:
+    add(store, 5)
+    with pytest.raises(ChainBroken) as broken:
+        verify_chain(tamper(store.read(GAME)))
+    assert broken.value.seq == seq
+
+
+STORED_TAMPERINGS: dict[str, tuple[int, Callable[[Envelope], Envelope], int]] = {
+    "changed data": (2, lambda e: {**e, "data": {"n": 99}}, 2),
+    "changed data, rehashed": (2, lambda e: rehashed({**e, "data": {"n": 99}}), 3),
+    "changed prev": (3, lambda e: {**e, "prev": GENESIS}, 3),
+    "changed meta, rehashed": (4, lambda e: rehashed({**e, "meta": {}}), 5),
+}
+
+
+@pytest.mark.parametrize(
+    ("seq", "change", "broken_at"), STORED_TAMPERINGS.values(), ids=STORED_TAMPERINGS.keys()
+)
+def test_reading_a_tampered_stream_raises(
+    any_redis: Client,
+    store: EventStore,
+    seq: int,
+    change: Callable[[Envelope], Envelope],
+    broken_at: int,
+) -> None:
+    add(store, 5)
+    original = store.read(GAME)
+    rewrite_entry(any_redis, seq, change)
+    for after in (START, original[0].position):
+        with pytest.raises(ChainBroken) as broken:
+            store.read(GAME, after=after)
+        assert broken.value.seq == broken_at
+    unchecked = store.read(GAME, verify=False)
+    assert seqs(unchecked) == [1, 2, 3, 4, 5]
+    assert unchecked[seq - 1].to_json() == change(original[seq - 1].to_json())
+
+
+# --- upcasting ----------------------------------------------------------------------------------
+
+
+def scored_upcasters() -> Upcasters:
+    """`test.Scored` v1 `{score}` -> v2 `{points}` -> v3 `{points, bonus}`."""
+    upcasters = Upcasters()
+    upcasters.register("test.Scored", 1, lambda data: {"points": data["score"]})
+    upcasters.register("test.Scored", 2, lambda data: {**data, "bonus": 0})
+    return upcasters
+
+
+STORED_FORMS = [
+    Event("test.Scored", {"score": 5}, 1),
+    Event("test.Scored", {"points": 6}, 2),
+    Event("test.Scored", {"points": 7, "bonus": 1}, 3),
+    Event("test.Other", {"score": 1}, 1),
+]
+
+
+def test_reads_are_upcast_to_the_newest_version(any_redis: Client, store: EventStore) -> None:
+    store.append(GAME, START, STORED_FORMS, META)
+    records = EventStore(any_redis, scored_upcasters()).read(GAME)
+    assert [record.event for record in records] == [
+        Event("test.Scored", {"points": 5, "bonus": 0}, 3),
+        Event("test.Scored", {"points": 6, "bonus": 0}, 3),
+        Event("test.Scored", {"points": 7, "bonus": 1}, 3),
+        Event("test.Other", {"score": 1}, 1),
+    ]
+
+
+def test_the_chain_verifies_over_the_stored_form(any_redis: Client, store: EventStore) -> None:
+    head = appended(store.append(GAME, START, STORED_FORMS, META)).position
+    stored = store.read(GAME)
+    assert [record.event for record in stored] == STORED_FORMS
+    assert verify_chain(stored) == head
+    upcasting = EventStore(any_redis, scored_upcasters())
+    resumed = upcasting.read(GAME, after=upcasting.read(GAME, until=2)[-1].position)
+    assert seqs(resumed) == [3, 4]
+    assert [record.hash for record in upcasting.read(GAME)] == [r.hash for r in stored]
+
+
+def test_an_upcaster_step_cannot_be_registered_twice() -> None:
+    upcasters = scored_upcasters()
+    with pytest.raises(ValueError, match="already has an upcaster"):
+        upcasters.register("test.Scored", 1, dict)
+
+
+# --- never trimmed ------------------------------------------------------------------------------
+
+
+def test_the_stream_is_never_trimmed(any_redis: Client, store: EventStore) -> None:
+    head = START
+    for _ in range(200):
+        head = add(store, 1, after=head)
+    head = add(store, 100, after=head)
+    assert head.version == 300
+    assert stored_length(any_redis) == 300
+    assert seqs(store.read(GAME)) == list(range(1, 301))
+
+
+# --- the race -----------------------------------------------------------------------------------
+
+THREADS = 8
+ROUNDS = 12
+Marker: TypeAlias = tuple[int, int]  # (thread, attempt)
+
+
+@pytest.fixture(params=["fakeredis", pytest.param("redis", marks=pytest.mark.redis)])
+def connect(request: pytest.FixtureRequest) -> Iterator[Connect]:
+    """Makes a new client per call, all on one server: a shared FakeServer, or db 13."""
+    if request.param == "fakeredis":
+        server = fakeredis.FakeServer()
+        yield lambda: fakeredis.FakeRedis(server=server)
+    else:
+        request.getfixturevalue("real_redis")  # pings, and flushes db 13 before and after
+        yield lambda: redis.Redis.from_url(TEST_REDIS_URL)
+
+
+class Race:
+    """Each thread reads the head, all append to it at once, and so on for ROUNDS rounds."""
+
+    def __init__(self, connect: Connect) -> None:
+        self.connect = connect
+        self.barrier = threading.Barrier(THREADS, timeout=30)
+        self.wins: dict[int, list[Marker]] = {}
+        self.losses: list[tuple[Marker, Position, ConcurrencyConflict]] = []
+        self.errors: list[BaseException] = []
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        threads = [threading.Thread(target=self.contend, args=(n,)) for n in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def contend(self, thread: int) -> None:
+        client = self.connect()
+        store = EventStore(client)
+        head = START
+        try:
+            for attempt in range(ROUNDS):
+                head = head_of(store.read(GAME, after=head), head)
+                self.barrier.wait()
+                self.attempt(store, head, (thread, attempt))
+                self.barrier.wait()
+        except BaseException as error:
+            self.errors.append(error)
+            self.barrier.abort()
+        finally:
+            client.close()
+
+    def attempt(self, store: EventStore, head: Position, marker: Marker) -> None:
+        event = Event("test.Raced", {"thread": marker[0], "attempt": marker[1]})
+        try:
+            won = appended(store.append(GAME, head, [event], META)).position.version
+        except ConcurrencyConflict as conflict:
+            with self.lock:
+                self.losses.append((marker, head, conflict))
+        else:
+            with self.lock:
+                self.wins.setdefault(won, []).append(marker)
+
+
+def test_concurrent_appends_at_one_version_let_exactly_one_win(connect: Connect) -> None:
+    race = Race(connect)
+    race.run()
+    assert race.errors == []
+    assert sorted(race.wins) == list(range(1, ROUNDS + 1))
+    assert all(len(markers) == 1 for markers in race.wins.values())
+    assert len(race.losses) == (THREADS - 1) * ROUNDS
+    for _, head, conflict in race.losses:
+        assert (conflict.expected, conflict.actual) == (head.version, head.version + 1)
+
+    client = connect()
+    stream = EventStore(client).read(GAME)
+    assert client.xlen(stream_key(GAME)) == len(race.wins)
+    assert seqs(stream) == list(range(1, len(race.wins) + 1))
+    assert verify_chain(stream) == head_of(stream)
+    stored = {record.seq: (record.data["thread"], record.data["attempt"]) for record in stream}
+    assert stored == {version: markers[0] for version, markers in race.wins.items()}
+    assert len(set(stored.values())) == len(stream)
+    assert not {marker for marker, _, _ in race.losses} & set(stored.values())
+    client.close()
+
+
+# --- the seed vault -----------------------------------------------------------------------------
+
+SEED = b"\x00secret seed\xff" * 2
+
+
+@pytest.fixture
+def vault(any_redis: Client) -> SeedVault:
+    return SeedVault(any_redis)
+
+
+def test_a_seed_round_trips_per_game(vault: SeedVault) -> None:
+    vault.put(GAME, SEED)
+    vault.put(OTHER_GAME, b"another")
+    assert vault.get(GAME) == SEED
+    assert vault.get(OTHER_GAME) == b"another"
+
+
+def test_a_seed_is_put_once(vault: SeedVault) -> None:
+    vault.put(GAME, SEED)
+    with pytest.raises(KeyError):
+        vault.put(GAME, b"replacement")
+    assert vault.get(GAME) == SEED
+
+
+def test_an_unknown_seed_raises(vault: SeedVault) -> None:
+    with pytest.raises(KeyError):
+        vault.get("nobody")
+
+
+def test_the_seed_is_not_in_the_event_stream(
+    any_redis: Client, store: EventStore, vault: SeedVault
+) -> None:
+    vault.put(GAME, SEED)
+    assert not store.exists(GAME)
+    assert store.read(GAME) == []
+    add(store, 3)
+    assert seed_key(GAME) != stream_key(GAME)
+    stored = b"".join(value for _, fields in stored_entries(any_redis) for value in fields.values())
+    assert SEED not in stored
+    assert SEED.hex().encode() not in stored
+    assert vault.get(GAME) == SEED
