@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -16,6 +17,8 @@ api = Blueprint("api", __name__, url_prefix="/v1")
 TABLE = "/tables/<table_id>"
 
 IDEMPOTENCY_KEY_MAX = 200
+MAX_DEPTH = 32
+"""No move or option needs deeper JSON; deeper bodies are refused before anything recurses."""
 
 
 def service() -> TableService:
@@ -32,10 +35,35 @@ def body(schema: Schema) -> dict[str, Any]:
             "JSON required",
             "send the body as JSON with 'Content-Type: application/json'",
         )
-    payload = request.get_json(silent=True)
-    if payload is None:
-        raise Problem(400, "malformed-json", "Malformed JSON", "the request body is not valid JSON")
+    try:
+        payload = json.loads(request.get_data(), parse_constant=refuse_constant)
+        # Lone surrogates parse but cannot be stored as UTF-8.
+        json.dumps(payload, ensure_ascii=False).encode()
+    except (ValueError, RecursionError):
+        raise Problem(
+            400,
+            "malformed-json",
+            "Malformed JSON",
+            "the request body is not valid JSON (UTF-8, no NaN or Infinity)",
+        ) from None
+    if depth(payload) > MAX_DEPTH:
+        raise Problem(
+            400, "malformed-json", "JSON nested too deeply", f"nest JSON at most {MAX_DEPTH} deep"
+        )
     return validated(schema, payload, "body")
+
+
+def refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def depth(value: Any) -> int:
+    """How deeply `value` nests lists and objects (a scalar is 0)."""
+    if isinstance(value, dict):
+        return 1 + max(map(depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(depth, value), default=0)
+    return 0
 
 
 def query(schema: Schema) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pytest
 import redis
 from flask import Flask
 from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 from events.store import stream_key
 from service import create_app
@@ -44,9 +45,9 @@ class Game:
 
     def get(self, path: str, seat: int | None = None) -> Any:
         response = self.client.get(f"/v1/tables/{self.id}{path}", headers=self.auth(seat))
-        assert response.status_code == 200, response.json
-        self.responses.append((seat, response.json))
-        return response.json
+        assert response.status_code == 200, payload(response)
+        self.responses.append((seat, payload(response)))
+        return payload(response)
 
     def post_move(
         self, seat: int, move: Any, version: int, key: str | None = None
@@ -57,8 +58,8 @@ class Game:
             json={"move": move, "expected_version": version},
             headers=headers,
         )
-        self.responses.append((seat, response.json))
-        return response.status_code, response.json, dict(response.headers)
+        self.responses.append((seat, payload(response)))
+        return response.status_code, payload(response), dict(response.headers)
 
     def play_to_end(self) -> Any:
         while (table := self.get("")).get("status") == "running":
@@ -71,14 +72,19 @@ class Game:
 
 def new_game(client: FlaskClient, seats: int, **options: Any) -> Game:
     created = client.post("/v1/tables", json={"game": "pig10", "seats": seats, "options": options})
-    assert created.status_code == 201, created.json
-    game = Game(client, created.json["id"])
+    assert created.status_code == 201, payload(created)
+    game = Game(client, payload(created)["id"])
     for seat in range(seats):
         taken = client.post(f"/v1/tables/{game.id}/seats", json={"name": f"player {seat}"})
-        assert taken.status_code == 201, taken.json
-        assert taken.json["seat"] == seat
-        game.tokens.append(taken.json["token"])
+        assert taken.status_code == 201, payload(taken)
+        assert payload(taken)["seat"] == seat
+        game.tokens.append(payload(taken)["token"])
     return game
+
+
+def payload(response: TestResponse) -> Any:
+    """The JSON body of a test response (typed as Any, unlike Werkzeug's `Any | None`)."""
+    return response.get_json()
 
 
 def hands_in(value: Any) -> Iterator[tuple[str, Any]]:
@@ -98,7 +104,7 @@ def test_a_three_seat_game_is_played_to_the_end_and_audits(client: FlaskClient) 
     assert final["status"] == "finished"
     assert final["result"]["winners"]
     assert sum(final["result"]["scores"]) <= 80
-    audit = client.get(f"/v1/tables/{game.id}/audit").json
+    audit = payload(client.get(f"/v1/tables/{game.id}/audit"))
     assert audit["ok"], audit["problems"]
     assert audit["chain_ok"]
     assert audit["seed_ok"]
@@ -137,14 +143,14 @@ def test_replay_answers_every_version(client: FlaskClient) -> None:
     for version in range(1, final["version"] + 1):
         past = client.get(f"/v1/tables/{game.id}/versions/{version}", headers=game.auth(0))
         assert past.status_code == 200
-        assert past.json["version"] == version
-        assert past.json != previous
-        previous = past.json
+        assert payload(past)["version"] == version
+        assert payload(past) != previous
+        previous = payload(past)
     assert previous is not None
     assert previous["result"] == final["result"]
     beyond = client.get(f"/v1/tables/{game.id}/versions/{final['version'] + 1}")
     assert beyond.status_code == 404
-    assert beyond.json["type"] == "/problems/unknown-version"
+    assert payload(beyond)["type"] == "/problems/unknown-version"
 
 
 def test_replayed_idempotency_key_returns_the_first_answer_and_writes_nothing(
@@ -234,16 +240,15 @@ def test_audit_detects_a_tampered_log(client: FlaskClient, real_redis: redis.Red
     game = new_game(client, 2)
     game.play_to_end()
     key = stream_key(game.id)
-    entries = real_redis.xrange(key)
+    entries: list[tuple[bytes, dict[Any, Any]]] = real_redis.xrange(key)  # type: ignore[assignment]
     entry_id, fields = entries[5]
     record = json.loads(fields[b"e"])
     record["data"]["cards"] = [10, 10, 10]
     real_redis.delete(key)
     for other_id, other_fields in entries:
-        if other_id == entry_id:
-            other_fields = {**other_fields, b"e": json.dumps(record).encode()}
-        real_redis.xadd(key, other_fields, id=other_id)
-    audit = client.get(f"/v1/tables/{game.id}/audit").json
+        tampered = {**other_fields, b"e": json.dumps(record).encode()}
+        real_redis.xadd(key, tampered if other_id == entry_id else other_fields, id=other_id)
+    audit = payload(client.get(f"/v1/tables/{game.id}/audit"))
     assert not audit["ok"]
     assert not audit["chain_ok"]
     assert any(problem.startswith("event 6") for problem in audit["problems"])
@@ -253,17 +258,17 @@ def test_audit_refuses_a_running_game(client: FlaskClient) -> None:
     game = new_game(client, 2)
     response = client.get(f"/v1/tables/{game.id}/audit")
     assert response.status_code == 409
-    assert response.json["type"] == "/problems/game-not-finished"
+    assert payload(response)["type"] == "/problems/game-not-finished"
     assert response.mimetype == "application/problem+json"
 
 
 def test_seat_entropy_is_mixed_into_the_deal(client: FlaskClient) -> None:
-    created = client.post(
-        "/v1/tables", json={"game": "pig10", "seats": 2, "entropy": "creator dice"}
-    ).json
+    created = payload(
+        client.post("/v1/tables", json={"game": "pig10", "seats": 2, "entropy": "creator dice"})
+    )
     client.post(f"/v1/tables/{created['id']}/seats", json={"name": "a", "entropy": "a's coin"})
     client.post(f"/v1/tables/{created['id']}/seats", json={"name": "b"})
-    log = client.get(f"/v1/tables/{created['id']}/events").json["events"]
+    log = payload(client.get(f"/v1/tables/{created['id']}/events"))["events"]
     assert log[0]["data"]["entropy"] == "creator dice"
     assert log[1]["data"]["entropy"] == "a's coin"
     assert "seed" not in json.dumps(log[0]["data"]).replace("seeds", "")
@@ -271,15 +276,15 @@ def test_seat_entropy_is_mixed_into_the_deal(client: FlaskClient) -> None:
 
 
 def test_seats_fill_in_order_and_refuse_when_full(client: FlaskClient) -> None:
-    created = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).json
+    created = payload(client.post("/v1/tables", json={"game": "pig10", "seats": 2}))
     seats = f"/v1/tables/{created['id']}/seats"
-    assert client.post(seats, json={"name": "b", "seat": 1}).json["seat"] == 1
+    assert payload(client.post(seats, json={"name": "b", "seat": 1}))["seat"] == 1
     taken_twice = client.post(seats, json={"name": "c", "seat": 1})
-    assert (taken_twice.status_code, taken_twice.json["type"]) == (
+    assert (taken_twice.status_code, payload(taken_twice)["type"]) == (
         409,
         "/problems/seat-unavailable",
     )
-    assert client.post(seats, json={"name": "a"}).json["seat"] == 0
+    assert payload(client.post(seats, json={"name": "a"}))["seat"] == 0
     full = client.post(seats, json={"name": "d"})
     assert full.status_code == 409
-    assert [s["name"] for s in client.get(seats).json] == ["a", "b"]
+    assert [s["name"] for s in payload(client.get(seats))] == ["a", "b"]

@@ -1,0 +1,96 @@
+"""End to end: the Procfile's gunicorn serving the app over real HTTP, on a real Redis."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import redis
+
+from tests.conftest import TEST_REDIS_URL
+
+pytestmark = pytest.mark.redis
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def server(real_redis: redis.Redis) -> Iterator[str]:
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "gunicorn", "--workers", "2"),
+            *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
+        ],
+        env={**os.environ, "REDIS_URL": TEST_REDIS_URL},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/health", timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                time.sleep(0.1)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def call(
+    base: str, method: str, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
+    request = urllib.request.Request(f"{base}{path}", method=method)
+    if body is not None:
+        request.data = json.dumps(body).encode()
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        problem = json.load(error)
+        problem["content_type"] = error.headers["Content-Type"]
+        return error.code, problem
+
+
+def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> None:
+    status, table = call(server, "POST", "/v1/tables", {"game": "pig10", "seats": 3})
+    assert status == 201
+    path = f"/v1/tables/{table['id']}"
+    tokens = [call(server, "POST", f"{path}/seats", {"name": n})[1]["token"] for n in "abc"]
+    moves = 0
+    while (table := call(server, "GET", path)[1])["status"] == "running":
+        seat = table["to_act"][0]
+        legal = call(server, "GET", f"{path}/moves", token=tokens[seat])[1]
+        move = {"move": legal["moves"][0], "expected_version": legal["version"]}
+        status, answer = call(server, "POST", f"{path}/moves", move, tokens[seat])
+        assert status == 200, answer
+        moves += 1
+    assert moves == 80, "every card of the deck is played once"
+    assert table["status"] == "finished"
+    status, audit = call(server, "GET", f"{path}/audit")
+    assert (status, audit["ok"]) == (200, True)
+    status, garbage = call(server, "POST", f"{path}/moves", {"move": 1}, tokens[0])
+    assert status == 422
+    assert garbage["type"] == "/problems/invalid-body"
+    assert garbage["content_type"] == "application/problem+json"
