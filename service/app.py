@@ -14,6 +14,7 @@ from domain.rules import OptionError, RuleError
 from domain.table import PlayerCountError, TableError, Tables
 from events.secrets import SeedVault
 from events.store import ConcurrencyConflict, EventStore
+from events.upcasting import Upcasters
 from service.config import Config
 from service.errors import Problem, problem_response, register_error_handlers
 from service.routes import api
@@ -28,8 +29,12 @@ def create_app(
     *,
     redis_client: redis.Redis | None = None,
     registry: GameRegistry | None = None,
+    upcasters: Upcasters | None = None,
 ) -> Flask:
-    """Build the service: with no Redis URL (and no client given) it runs embedded on fakeredis."""
+    """Build the service: with no Redis URL (and no client given) it runs embedded on fakeredis.
+
+    `upcasters` bring events stored under an older schema version to the current one on read.
+    """
     config = config or Config.from_env()
     if redis_client is None:
         redis_client = (
@@ -37,7 +42,7 @@ def create_app(
         )
     tables = Tables(registry or default_registry())
     service = TableService(
-        store=EventStore(redis_client),
+        store=EventStore(redis_client, upcasters),
         vault=SeedVault(redis_client),
         tables=tables,
         cache=TableCache(config.cache_size),
