@@ -2,7 +2,7 @@
 -- KEYS[1]  the event stream            KEYS[2]  the game's idempotency hash
 -- ARGV[1]  expected version            ARGV[2]  expected head hash
 -- ARGV[3]  idempotency key ('' = none) ARGV[4]  receipt stored under that key
--- ARGV[5..] pairs of (envelope JSON, hash), one pair per event, in order
+-- ARGV[5..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version}
 local key = ARGV[3]
 if key ~= '' then

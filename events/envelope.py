@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from domain.rules import Event
@@ -41,6 +41,8 @@ class Recorded:
     meta: Mapping[str, Any]
     prev: str
     hash: str
+    raw: bytes = field(default=b"", compare=False, repr=False)
+    """The canonical JSON of `body()` that `hash` was computed over, where it is at hand."""
 
     @property
     def event(self) -> Event:
@@ -63,6 +65,12 @@ class Recorded:
 
     def to_json(self) -> dict[str, Any]:
         return {**self.body(), "hash": self.hash}
+
+    @classmethod
+    def from_stored(cls, raw: bytes, digest: str) -> Recorded:
+        """A record from the bytes it was stored as (its body) and its hash."""
+        body = json.loads(raw)
+        return cls(hash=digest, raw=raw, **body)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Recorded:
@@ -94,8 +102,9 @@ def seal(events: Iterable[Event], meta: Mapping[str, Any], after: Position) -> l
             "meta": meta,
             "prev": prev,
         }
-        digest = hashlib.sha256(canonical_json(body)).hexdigest()
-        records.append(Recorded(seq, event.type, event.v, event.data, meta, prev, digest))
+        raw = canonical_json(body)
+        digest = hashlib.sha256(raw).hexdigest()
+        records.append(Recorded(seq, event.type, event.v, event.data, meta, prev, digest, raw))
         prev = digest
     return records
 
@@ -109,7 +118,12 @@ class ChainBroken(Exception):
         self.reason = reason
 
 
-def verify_chain(records: Iterable[Recorded], after: Position = START) -> Position:
+def verify_chain(
+    records: Iterable[Recorded],
+    after: Position = START,
+    *,
+    hash_of: Callable[[Recorded], str] = Recorded.computed_hash,
+) -> Position:
     """Check numbering, links and hashes of `records` following `after`; return the new head."""
     position = after
     for record in records:
@@ -117,7 +131,7 @@ def verify_chain(records: Iterable[Recorded], after: Position = START) -> Positi
             raise ChainBroken(record.seq, f"expected seq {position.version + 1}")
         if record.prev != position.head:
             raise ChainBroken(record.seq, "prev does not match the hash of the event before")
-        if record.computed_hash() != record.hash:
+        if hash_of(record) != record.hash:
             raise ChainBroken(record.seq, "hash does not match the event's content")
         position = record.position
     return position

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
 from redis import Redis
+from redis.exceptions import NoScriptError
 
 from domain.rules import Event
-from events.envelope import START, Position, Recorded, canonical_json, seal, verify_chain
+from events.envelope import START, Position, Recorded, seal, verify_chain
 from events.upcasting import Upcasters
 
 APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
@@ -53,13 +54,18 @@ class AlreadyAppended:
     receipt: str
 
 
+def stored_hash(record: Recorded) -> str:
+    """The hash of a record's stored bytes: no need to encode its body again."""
+    return hashlib.sha256(record.raw).hexdigest()
+
+
 class EventStore:
     """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
 
     def __init__(self, redis: Redis, upcasters: Upcasters | None = None) -> None:
         self._redis = redis
         self._upcasters = upcasters or Upcasters()
-        self._append = redis.register_script(APPEND_SCRIPT)
+        self._append_sha = hashlib.sha1(APPEND_SCRIPT.encode()).hexdigest()
 
     def append(
         self,
@@ -76,9 +82,22 @@ class EventStore:
         With an `idempotency` key that was used before on this game, nothing is written and the
         receipt stored with the first append is returned instead.
         """
-        if not events:
+        return self.append_sealed(
+            game_id, seal(events, meta, expected), idempotency=idempotency, receipt=receipt
+        )
+
+    def append_sealed(
+        self,
+        game_id: str,
+        records: Sequence[Recorded],
+        *,
+        idempotency: str | None = None,
+        receipt: str = "",
+    ) -> Appended | AlreadyAppended:
+        """`append` for records already numbered and chained by `seal` (onto their first `prev`)."""
+        if not records:
             raise ValueError("an append needs at least one event")
-        records = seal(events, meta, expected)
+        expected = Position(records[0].seq - 1, records[0].prev)
         args: list[str | bytes | int] = [
             expected.version,
             expected.head,
@@ -86,17 +105,24 @@ class EventStore:
             receipt,
         ]
         for record in records:
-            args += [canonical_json(record.to_json()), record.hash]
-        outcome, value = self._append(
-            keys=[stream_key(game_id), idempotency_key(game_id)], args=args
-        )
-        match outcome.decode() if isinstance(outcome, bytes) else outcome:
-            case "ok":
-                return Appended(records)
-            case "duplicate":
-                return AlreadyAppended(value.decode() if isinstance(value, bytes) else value)
-            case _:
-                raise ConcurrencyConflict(expected.version, int(value))
+            args += [record.raw, record.hash]
+        outcome, value = self._run_append([stream_key(game_id), idempotency_key(game_id), *args])
+        if outcome == b"ok":
+            return Appended(list(records))
+        if outcome == b"duplicate":
+            return AlreadyAppended(value.decode())
+        raise ConcurrencyConflict(expected.version, int(value))
+
+    def _run_append(self, keys_and_args: list[str | bytes | int]) -> tuple[bytes, bytes]:
+        # EVALSHA straight away (redis-py's Script wrapper costs more than the script's own work);
+        # the script is loaded only when the server does not know it yet.
+        try:
+            reply = self._redis.evalsha(self._append_sha, 2, *keys_and_args)
+        except NoScriptError:
+            self._redis.script_load(APPEND_SCRIPT)
+            reply = self._redis.evalsha(self._append_sha, 2, *keys_and_args)
+        outcome, value = reply
+        return outcome, value
 
     def receipt(self, game_id: str, idempotency: str) -> str | None:
         """The receipt stored by the append that first used `idempotency`, if any."""
@@ -125,9 +151,11 @@ class EventStore:
         entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrange(  # type: ignore[assignment]
             stream_key(game_id), f"{after.version + 1}-0", upper
         )
-        records = [Recorded.from_json(json.loads(fields[b"e"])) for _, fields in entries]
+        records = [
+            Recorded.from_stored(fields[b"e"], fields[b"h"].decode()) for _, fields in entries
+        ]
         if verify:
-            verify_chain(records, after)
+            verify_chain(records, after, hash_of=stored_hash)
         if not upcast:
             return records
         return [self._upcasters.upcast(record) for record in records]

@@ -6,6 +6,7 @@ Every response that carries game state or events is built here, through `Tables.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -72,7 +73,7 @@ class TableCache:
     """
 
     def __init__(self, size: int) -> None:
-        self._size = size
+        self.size = size
         self._entries: OrderedDict[str, Loaded] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -90,7 +91,7 @@ class TableCache:
                 return
             self._entries[table_id] = loaded
             self._entries.move_to_end(table_id)
-            while len(self._entries) > self._size:
+            while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
 
@@ -139,6 +140,8 @@ class TableService:
         self.new_seed = new_seed
         self.new_token = new_token
         self.new_id = new_id
+        # A seed never changes once stored, so each process asks Redis for it once.
+        self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -157,7 +160,7 @@ class TableService:
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
         pending = self._decide(None, command, seed, seat=None)
         self.vault.put(table_id, seed)
-        self._commit(table_id, None, pending)
+        self._commit(table_id, pending)
         return self.tables.view(pending.after.table, None)
 
     def take_seat(
@@ -170,7 +173,7 @@ class TableService:
             loaded = self.load(table_id)
             pending = self._decide(loaded, command, self._seed(loaded.table), seat=None)
             try:
-                self._commit(table_id, loaded, pending)
+                self._commit(table_id, pending)
             except ConcurrencyConflict:
                 continue  # someone else sat down meanwhile: decide again on the new state
             taken: int = pending.records[0].data["seat"]
@@ -208,8 +211,8 @@ class TableService:
             "events": self._redacted(table, pending.records, caller),
             "table": self.tables.view(table, seat),
         }
-        receipt = json.dumps({"fingerprint": fingerprint, "body": body})
-        outcome = self._commit(table_id, loaded, pending, idempotency=key, receipt=receipt)
+        receipt = "" if key is None else json.dumps({"fingerprint": fingerprint, "body": body})
+        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt)
         if isinstance(outcome, AlreadyAppended):
             return self._replay(outcome.receipt, fingerprint)
         return MoveAnswer(body, replayed=False)
@@ -257,26 +260,20 @@ class TableService:
     def _commit(
         self,
         table_id: str,
-        loaded: Loaded | None,
         pending: Pending,
         *,
         idempotency: str | None = None,
         receipt: str = "",
     ) -> Appended | AlreadyAppended:
-        outcome = self.store.append(
-            table_id,
-            loaded.position if loaded else START,
-            pending.events,
-            pending.records[0].meta,
-            idempotency=idempotency,
-            receipt=receipt,
+        outcome = self.store.append_sealed(
+            table_id, pending.records, idempotency=idempotency, receipt=receipt
         )
         if isinstance(outcome, Appended):
             self.cache.put(table_id, pending.after)
         return outcome
 
     def _seed(self, table: Table) -> bytes:
-        return self.vault.get(table.id)
+        return self._seeds(table.id)
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -301,7 +298,12 @@ class TableService:
         """The caller a bearer token (or its absence) stands for at this table."""
         if token is None:
             return Caller(None)
-        seat = self.load(table_id).table.seat_of(token_hash(token))
+        digest = token_hash(token)
+        # A seat, once taken, is never given up: a seat found in the cached table is still right.
+        cached = self.cache.get(table_id)
+        seat = cached.table.seat_of(digest) if cached else None
+        if seat is None:
+            seat = self.load(table_id).table.seat_of(digest)
         if seat is None:
             raise Problem(
                 401, "invalid-token", "Invalid token", "this token holds no seat at this table"

@@ -13,7 +13,15 @@ import pytest
 import redis
 
 from domain.rules import Event
-from events.envelope import GENESIS, START, ChainBroken, Position, Recorded, verify_chain
+from events.envelope import (
+    GENESIS,
+    START,
+    ChainBroken,
+    Position,
+    Recorded,
+    canonical_json,
+    verify_chain,
+)
 from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
@@ -74,15 +82,19 @@ def stored_entries(client: Client, game: str = GAME) -> Entries:
 
 
 def rewrite_entry(client: Client, seq: int, change: Callable[[Envelope], Envelope]) -> None:
-    """Test setup only: replace the stored envelope of event `seq` with `change(envelope)`."""
+    """Test setup only: replace the stored envelope of event `seq` with `change(envelope)`.
+
+    An entry is stored as `e`, the canonical JSON of the body, and `h`, its hash.
+    """
     key = stream_key(GAME)
     entries = stored_entries(client)
     client.delete(key)
     for entry_id, fields in entries:
-        envelope = json.loads(fields[b"e"])
+        envelope = {**json.loads(fields[b"e"]), "hash": fields[b"h"].decode()}
         if envelope["seq"] == seq:
             envelope = change(envelope)
-        client.xadd(key, {b"e": json.dumps(envelope), b"h": fields[b"h"]}, id=entry_id)
+        body = {name: value for name, value in envelope.items() if name != "hash"}
+        client.xadd(key, {b"e": canonical_json(body), b"h": envelope["hash"]}, id=entry_id)
 
 
 def rehashed(envelope: Envelope) -> Envelope:

@@ -1,0 +1,86 @@
+"""Shared plumbing of the benchmark scripts: the scratch Redis database and the figures table.
+
+The scripts are run as files (`python bench/<script>.py`), so each puts the repository root on
+`sys.path` before importing `bench.common`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import redis
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+"""A database of its own: the scripts flush it (and only it) at start and end."""
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    """The options every script has: `--smoke` and `--redis-url`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument(
+        "--smoke", action="store_true", help="tiny sizes: only proves the script still runs"
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=DEFAULT_REDIS_URL,
+        help="the Redis database to use; it is FLUSHED at start and end "
+        f"(default {DEFAULT_REDIS_URL})",
+    )
+    return parser
+
+
+@contextmanager
+def scratch_redis(url: str) -> Iterator[redis.Redis]:
+    """A client on `url`'s database, flushed before and after use (that database only)."""
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.ConnectionError as error:
+        raise SystemExit(f"no Redis server answers at {url}: {error}") from None
+    client.flushdb()
+    try:
+        yield client
+    finally:
+        client.flushdb()
+        client.close()
+
+
+def median(samples: Sequence[float]) -> float:
+    return statistics.median(samples) if samples else float("nan")
+
+
+def p99(samples: Sequence[float]) -> float:
+    """The 99th percentile (inclusive method, so small samples stay within their range)."""
+    if len(samples) < 2:
+        return samples[0] if samples else float("nan")
+    return statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+def ratio(ours: float, reference: float) -> float:
+    return ours / reference if reference else float("nan")
+
+
+def verdict(passed: bool) -> str:
+    return "PASS" if passed else "MISS"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    """A plain text table: the first column left aligned, the others right aligned."""
+    widths = [len(header) for header in headers]
+    rows = [[*row, *[""] * (len(headers) - len(row))] for row in rows]  # short rows: pad
+    for row in rows:
+        widths = [max(width, len(cell)) for width, cell in zip(widths, row, strict=True)]
+
+    def line(cells: Sequence[str]) -> str:
+        first, *rest = cells
+        return "  ".join(
+            [first.ljust(widths[0]), *(c.rjust(w) for c, w in zip(rest, widths[1:], strict=True))]
+        )
+
+    print(line(headers).rstrip())
+    print("  ".join("-" * width for width in widths))
+    for row in rows:
+        print(line(row).rstrip())
