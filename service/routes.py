@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -51,7 +52,9 @@ def body(schema: Schema) -> dict[str, Any]:
             "send the body as JSON with 'Content-Type: application/json'",
         )
     try:
-        payload = json.loads(request.get_data(), parse_constant=refuse_constant)
+        payload = json.loads(
+            request.get_data(), parse_constant=refuse_constant, parse_float=finite_float
+        )
         # Lone surrogates parse but cannot be stored as UTF-8.
         json.dumps(payload, ensure_ascii=False).encode()
     except (ValueError, RecursionError):
@@ -63,13 +66,20 @@ def body(schema: Schema) -> dict[str, Any]:
         ) from None
     if depth(payload) > MAX_DEPTH:
         raise Problem(
-            400, "malformed-json", "JSON nested too deeply", f"nest JSON at most {MAX_DEPTH} deep"
+            400, "malformed-json", "Malformed JSON", f"nest JSON at most {MAX_DEPTH} deep"
         )
     return validated(schema, payload, "body")
 
 
 def refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
+
+
+def finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"{text} is out of range")
+    return number
 
 
 def depth(value: Any) -> int:

@@ -50,8 +50,18 @@ class MoveRequest(Schema):
     expected_version = StrictInteger(required=True, validate=validate.Range(min=0))
 
 
+class QueryInteger(fields.Integer):
+    """A whole number written in ASCII digits, as a query string carries it (no sign, no `_`)."""
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> int:
+        if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+            raise self.make_error("invalid")
+        number: int = super()._deserialize(value, attr, data, **kwargs)
+        return number
+
+
 class EventsQuery(Schema):
-    after = fields.Integer(validate=validate.Range(min=0, max=2**53), load_default=0)
+    after = QueryInteger(validate=validate.Range(min=0, max=2**53), load_default=0)
 
 
 # -- responses ------------------------------------------------------------------------------------

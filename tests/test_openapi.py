@@ -1,0 +1,825 @@
+"""The HTTP contract (`openapi.yaml`) and the server, kept in step.
+
+Fast checks that every route the Flask app serves is in the spec with the same methods (and
+back), that the served document is the file, that every problem `type` the code can produce
+is listed, and a scripted walk of a whole two-seat Pig 10 game through the test client in
+which EVERY response is checked against the spec: its status is documented for the route,
+its media type too, its body validates against the documented schema (with `$ref`s resolved
+against the spec document), and so do its documented headers. The walk also drives every
+documented problem response, and checks at the end that it saw every documented status.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache, partial
+from pathlib import Path
+from random import Random
+from typing import Any
+from urllib.parse import quote
+
+import jsonschema_rs
+import pytest
+import schemathesis
+import yaml
+from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.datastructures import Headers
+
+from service import errors
+from service.app import OPENAPI, create_app
+from service.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC_URI = "urn:spieltisch:openapi"
+HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+MAX_BODY = Config().max_body_bytes
+
+UNREACHABLE_IN_THE_WALK = {("/health", "get", "500")}
+"""Documented responses the walk cannot provoke: /health fails only when Redis is down."""
+
+
+def load_spec() -> dict[str, Any]:
+    spec: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
+    return spec
+
+
+SPEC = load_spec()
+REGISTRY = jsonschema_rs.Registry([(SPEC_URI, SPEC)])
+
+
+def pointer(*parts: str) -> str:
+    """A JSON pointer (RFC 6901) to `parts` inside the spec."""
+    return "".join("/" + part.replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def at(location: str) -> Any:
+    """The spec node at a JSON pointer."""
+    node: Any = SPEC
+    for part in location.split("/")[1:]:
+        node = node[part.replace("~1", "/").replace("~0", "~")]
+    return node
+
+
+def follow(location: str) -> str:
+    """`location`, or where its `$ref` (a local one) leads."""
+    node = at(location)
+    while isinstance(node, dict) and "$ref" in node:
+        reference: str = node["$ref"]
+        assert reference.startswith("#/"), reference
+        location = reference[1:]
+        node = at(location)
+    return location
+
+
+@cache
+def validator(location: str) -> jsonschema_rs.Validator:
+    """A validator for the schema at `location`, its `$ref`s resolved against the spec."""
+    return jsonschema_rs.validator_for(
+        {"$ref": f"{SPEC_URI}#{quote(location, safe='/~+')}"},
+        registry=REGISTRY,
+        validate_formats=True,
+    )
+
+
+def assert_valid(location: str, instance: Any, what: str) -> None:
+    found = [
+        f"{'/'.join(map(str, error.instance_path)) or '<root>'}: {error.message}"
+        for error in validator(location).iter_errors(instance)
+    ]
+    assert not found, f"{what} breaks {location}:\n" + "\n".join(found) + f"\n{instance!r}"
+
+
+def component(name: str) -> str:
+    return pointer("components", "schemas", name)
+
+
+def spec_operations() -> set[tuple[str, str]]:
+    return {
+        (path, method)
+        for path, item in SPEC["paths"].items()
+        for method in item
+        if method in HTTP_METHODS
+    }
+
+
+def flask_path(rule: str) -> str:
+    """A Flask rule as an OpenAPI path: `/versions/<int:version>` as `/versions/{version}`."""
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+
+
+def served_operations(app: Flask) -> Iterator[tuple[str, str, set[str]]]:
+    """Each rule's OpenAPI path, endpoint, and methods (without Flask's automatic ones)."""
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        methods = set(rule.methods or ())
+        if getattr(rule, "provide_automatic_options", False):  # set on the rule by Flask
+            methods.discard("OPTIONS")
+        if "GET" in methods:
+            methods.discard("HEAD")
+        yield flask_path(rule.rule), rule.endpoint, {method.lower() for method in methods}
+
+
+@pytest.fixture
+def app() -> Flask:
+    return create_app(Config())
+
+
+# -- the spec and the routes ------------------------------------------------------------------
+
+
+def test_the_spec_is_a_valid_openapi_document() -> None:
+    assert SPEC["openapi"].startswith("3.1.")
+    schemathesis.openapi.from_dict(load_spec()).validate()
+    for path, method in spec_operations():
+        operation = SPEC["paths"][path][method]
+        for member in ("operationId", "summary", "description", "responses"):
+            assert operation.get(member), f"{method.upper()} {path} has no {member}"
+    ids = [SPEC["paths"][path][method]["operationId"] for path, method in spec_operations()]
+    assert len(ids) == len(set(ids)), "operationIds must be unique"
+
+
+def examples(node: Any, location: str = "") -> Iterator[tuple[str, Any]]:
+    """Every example in the spec with the pointer of the schema it must match.
+
+    A media type's or parameter's `example` matches its `schema`; each item of a schema's
+    `examples` matches that schema.
+    """
+    if isinstance(node, dict):
+        if "example" in node and "schema" in node:
+            yield location + "/schema", node["example"]
+        if isinstance(node.get("examples"), list) and not location.endswith("/properties"):
+            for example in node["examples"]:
+                yield location, example
+        for key, value in node.items():
+            yield from examples(value, location + pointer(key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from examples(value, location + pointer(str(index)))
+
+
+def test_every_example_in_the_spec_matches_its_schema() -> None:
+    found = list(examples(SPEC))
+    assert len(found) > 20
+    for location, example in found:
+        assert_valid(location, example, f"the example at {location}")
+
+
+def test_every_schema_in_the_spec_compiles() -> None:
+    for name in SPEC["components"]["schemas"]:
+        validator(component(name))
+
+
+def test_every_served_route_is_in_the_spec_with_the_same_methods(app: Flask) -> None:
+    for path, endpoint, methods in served_operations(app):
+        assert path in SPEC["paths"], f"{endpoint} serves {path}, which the spec does not list"
+        documented = {method for method in SPEC["paths"][path] if method in HTTP_METHODS}
+        assert methods <= documented, f"{path}: served {methods}, documented {documented}"
+
+
+def test_every_spec_operation_is_served(app: Flask) -> None:
+    served = {(path, method) for path, _, methods in served_operations(app) for method in methods}
+    assert spec_operations() == served
+
+
+def test_path_parameters_match_the_route_converters(app: Flask) -> None:
+    for rule in app.url_map.iter_rules():
+        if rule.endpoint == "static":
+            continue
+        path = flask_path(rule.rule)
+        item = SPEC["paths"][path]
+        for method in (m for m in item if m in HTTP_METHODS):
+            declared = {}
+            for parameter in [*item.get("parameters", []), *item[method].get("parameters", [])]:
+                resolved = parameter
+                if "$ref" in parameter:
+                    resolved = at(parameter["$ref"][1:])
+                if resolved["in"] == "path":
+                    declared[resolved["name"]] = resolved["schema"]["type"]
+            converters = {
+                name: "integer" if type(converter).__name__ == "IntegerConverter" else "string"
+                for name, converter in rule._converters.items()
+            }
+            assert declared == converters, f"{method.upper()} {path}"
+
+
+def test_the_served_spec_is_the_file(app: Flask) -> None:
+    response = app.test_client().get("/openapi.yaml")
+    assert response.status_code == 200
+    assert response.mimetype == "application/yaml"
+    assert response.get_data(as_text=True) == (ROOT / "openapi.yaml").read_text()
+
+
+# -- problem types ----------------------------------------------------------------------------
+
+
+def code_slugs() -> set[str]:
+    """Every problem slug the code of service/ and domain/ can produce, read from the source."""
+    sources = {
+        path: path.read_text()
+        for folder in ("service", "domain")
+        for path in ROOT.glob(f"{folder}/**/*.py")
+    }
+    slugs: set[str] = set()
+    for text in sources.values():
+        slugs |= set(re.findall(r'Problem\(\s*\d{3},\s*"([a-z-]+)"(?!\s*\+)', text))
+        slugs |= set(re.findall(r'^\s*problem = "([a-z-]+)"', text, re.MULTILINE))
+        slugs |= set(re.findall(r'HTTP_SLUGS\.get\(\w+, "([a-z-]+)"\)', text))
+        for prefix in re.findall(r'Problem\(\s*\d{3},\s*"([a-z-]+-)"\s*\+\s*where', text):
+            wheres = re.findall(r'validated\((?:[^()]|\(\))*?"(\w+)"\)', text)
+            slugs |= {prefix + where for where in wheres}
+    slugs |= set(errors.HTTP_SLUGS.values())
+    return slugs
+
+
+def test_every_problem_type_the_code_produces_is_listed() -> None:
+    problem = SPEC["components"]["schemas"]["Problem"]
+    listed = {
+        value.removeprefix(errors.PROBLEM_BASE) for value in problem["properties"]["type"]["enum"]
+    }
+    found = code_slugs()
+    assert {"invalid-body", "invalid-query", "unknown-table", "illegal-move"} <= found
+    assert found == listed, (
+        f"in the code only: {found - listed}; in the spec only: {listed - found}"
+    )
+    for slug in listed:
+        assert f"- `{slug}` (" in problem["description"], f"{slug} has no sentence"
+
+
+def test_every_rule_slug_is_documented() -> None:
+    rules = set()
+    for path in ROOT.glob("domain/games/*.py"):
+        rules |= set(re.findall(r'RuleError\(\s*"([a-z-]+)"', path.read_text()))
+    assert rules
+    documented = SPEC["components"]["schemas"]["Problem"]["properties"]["rule"]["description"]
+    for rule in rules:
+        assert f"`{rule}`" in documented, rule
+
+
+# -- the walk ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int
+    headers: Headers
+    body: Any
+
+    @property
+    def problem(self) -> str:
+        slug: str = self.body["type"]
+        return slug.removeprefix(errors.PROBLEM_BASE)
+
+
+class ContractClient:
+    """A test client that checks every response against the spec, and remembers what it saw."""
+
+    def __init__(self, client: FlaskClient) -> None:
+        self.client = client
+        self.seen: set[tuple[str, str, str]] = set()
+        self.titles: dict[str, set[str]] = {}
+
+    def call(
+        self,
+        method: str,
+        template: str,
+        *,
+        path: Mapping[str, object] | None = None,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        query: Mapping[str, str] | None = None,
+        body: Any = None,
+        data: str | bytes | None = None,
+        content_type: str | None = None,
+        expect: int | None = None,
+        problem: str | None = None,
+    ) -> Reply:
+        sent = dict(headers or {})
+        if token is not None:
+            sent["Authorization"] = f"Bearer {token}"
+        if body is not None:
+            data, content_type = json.dumps(body), content_type or "application/json"
+        response = self.client.open(
+            template.format(**(path or {})),
+            method=method.upper(),
+            headers=sent,
+            query_string=dict(query or {}),
+            data=data,
+            content_type=content_type,
+        )
+        reply = self.conform(
+            method, template, response.status_code, response.headers, response.data
+        )
+        what = f"{method.upper()} {template} {path or ''}"
+        if expect is not None:
+            assert reply.status == expect, f"{what}: {reply.status} {reply.body}"
+        if problem is not None:
+            assert reply.problem == problem, f"{what}: {reply.body}"
+        return reply
+
+    def conform(
+        self, method: str, template: str, status: int, headers: Headers, raw: bytes
+    ) -> Reply:
+        """Check one response against the spec: status, media type, body and headers."""
+        what = f"{method.upper()} {template} -> {status}"
+        responses = pointer("paths", template, method, "responses")
+        assert str(status) in at(responses), f"{what} is not documented: {raw[:300]!r}"
+        self.seen.add((template, method, str(status)))
+        documented = follow(responses + pointer(str(status)))
+        content: dict[str, Any] = at(documented).get("content", {})
+        media_type = headers.get("Content-Type", "").split(";")[0].strip()
+        body: Any = None
+        if content:
+            assert media_type in content, f"{what}: {media_type} is not one of {list(content)}"
+            body = yaml.safe_load(raw) if media_type.endswith("yaml") else json.loads(raw)
+            schema = documented + pointer("content", media_type, "schema")
+            assert_valid(schema, body, what)
+            if media_type == "application/problem+json":
+                assert body["status"] == status, what
+                slug = body["type"].removeprefix(errors.PROBLEM_BASE)
+                assert f"`{slug}`" in at(documented)["description"], f"{what}: {slug} undocumented"
+                self.titles.setdefault(slug, set()).add(body["title"])
+        else:
+            assert not raw, f"{what} documents no body"
+        for name, header in at(documented).get("headers", {}).items():
+            value = headers.get(name)
+            if value is None:
+                assert not header.get("required"), f"{what}: header {name} missing"
+                continue
+            location = documented + pointer("headers", name, "schema")
+            assert_valid(location, value, f"{what}: header {name}")
+        return Reply(status, headers, body)
+
+
+@pytest.fixture
+def api(app: Flask) -> ContractClient:
+    return ContractClient(app.test_client())
+
+
+TABLES = "/v1/tables"
+TABLE = "/v1/tables/{table_id}"
+SEATS = TABLE + "/seats"
+MOVES = TABLE + "/moves"
+EVENTS = TABLE + "/events"
+VERSION = TABLE + "/versions/{version}"
+AUDIT = TABLE + "/audit"
+GAME = "/v1/games/{game_id}"
+
+WRONG_INTEGERS: list[Any] = ["2", True, False, 2.0, 2.5, None, [2], {"n": 2}]
+"""Values that are not JSON integers: strings, booleans, floats (2.0 included), null, containers."""
+PIG10_CARDS = 80
+
+
+def check_table(table: dict[str, Any], seat: int | None) -> None:
+    """Game-specific checks of a Table body: Pig 10's state, and hidden information."""
+    assert table["you"] == seat
+    if table["state"] is None:
+        assert table["status"] == "open"
+        return
+    assert table["game"] == "pig10"
+    assert_valid(component("Pig10State"), table["state"], "pig10 state")
+    if seat is None:
+        assert "hand" not in table["state"]
+    else:
+        assert len(table["state"]["hand"]) == table["state"]["hand_sizes"][seat]
+
+
+LONE_SURROGATE = "\\ud800"
+"""A JSON string escape for an unpaired UTF-16 surrogate: valid JSON syntax, not valid Unicode."""
+
+
+def with_lone_surrogate(payload: dict[str, Any]) -> str:
+    """`payload` as JSON, with every string "@" replaced by a lone surrogate."""
+    return json.dumps(payload).replace('"@"', f'"{LONE_SURROGATE}"')
+
+
+class Walk:
+    """A whole two-seat Pig 10 game, step by step, with every refusal on the way."""
+
+    def __init__(self, api: ContractClient) -> None:
+        self.api = api
+        self.table_id = ""
+        self.token: dict[int, str] = {}
+        self.rules_seen: set[str] = set()
+        self.turns = 0
+        self.replay: tuple[str, dict[str, str], dict[str, Any]] | None = None
+
+    # -- requests at this walk's table ----------------------------------------------------------
+
+    def get(self, route: str, expect: int, problem: str | None = None, **request: Any) -> Any:
+        path = {"table_id": self.table_id, **request.pop("path", {})}
+        reply = self.api.call("get", route, path=path, expect=expect, problem=problem, **request)
+        return reply.body
+
+    def post(self, route: str, expect: int, problem: str | None = None, **request: Any) -> Reply:
+        path = {"table_id": self.table_id, **request.pop("path", {})}
+        return self.api.call("post", route, path=path, expect=expect, problem=problem, **request)
+
+    def move(
+        self,
+        seat: int,
+        move: Any,
+        version: Any,
+        expect: int,
+        problem: str | None = None,
+        **request: Any,
+    ) -> Reply:
+        body = {"move": move, "expected_version": version}
+        return self.post(MOVES, expect, problem, token=self.token[seat], body=body, **request)
+
+    def log(self) -> tuple[int, int]:
+        """The table's version and how many events a spectator sees in the whole log."""
+        log = self.get(EVENTS, 200)
+        return log["version"], len(log["events"])
+
+    def bad_bodies(self, route: str, good: dict[str, Any], token: str | None = None) -> None:
+        """Every kind of malformed body on a POST route, each answered with its problem."""
+        post = partial(self.post, route, token=token)
+        deep: Any = 0
+        for _ in range(40):
+            deep = [deep]
+        for raw in [
+            b"{",
+            b"",
+            b'{"name": "\xff"}',
+            json.dumps({**good, "x": float("nan")}).encode(),
+            json.dumps({**good, "x": float("-inf")}).encode(),
+            with_lone_surrogate({**good, "x": "@"}).encode(),
+            json.dumps({**good, "x": deep}).encode(),
+        ]:
+            post(400, "malformed-json", data=raw, content_type="application/json")
+        post(422, "invalid-body", data="null", content_type="application/json")
+        post(415, "unsupported-media-type", data=json.dumps(good), content_type="text/plain")
+        post(415, "unsupported-media-type", data=json.dumps(good))
+        post(422, "invalid-body", body=[good])
+        post(422, "invalid-body", body="text")
+        extra = post(422, "invalid-body", body={**good, "colour": "red"})
+        assert extra.body["errors"] == {"colour": ["Unknown field."]}
+        for name in good:
+            reply = post(422, "invalid-body", body={k: v for k, v in good.items() if k != name})
+            assert list(reply.body["errors"]) == [name]
+        post(413, "body-too-large", body={**good, "padding": "x" * MAX_BODY})
+
+    # -- the steps --------------------------------------------------------------------------------
+
+    def catalogue(self) -> None:
+        assert self.get("/health", 200) == {"status": "ok", "embedded": True}
+        assert self.get("/openapi.yaml", 200) == SPEC
+        games = self.get("/v1/games", 200)
+        assert [game["id"] for game in games] == ["pig10"]
+        assert self.get(GAME, 200, path={"game_id": "pig10"}) == games[0]
+        self.get(GAME, 404, "unknown-game", path={"game_id": "chess"})
+
+    def open_table(self) -> None:
+        create = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}, "entropy": "walk"}
+        self.bad_bodies(TABLES, {"game": "pig10", "seats": 2})
+        for wrong in WRONG_INTEGERS:
+            reply = self.post(TABLES, 422, "invalid-body", body={**create, "seats": wrong})
+            assert list(reply.body["errors"]) == ["seats"]
+        wrong_members: list[tuple[str, Any]] = [
+            ("game", ""),
+            ("game", "g" * 65),
+            ("game", 7),
+            ("game", None),
+            ("seats", 0),
+            ("seats", 65),
+            ("seats", -1),
+            ("entropy", ""),
+            ("entropy", "e" * 257),
+            ("entropy", 1),
+            ("options", None),
+            ("options", []),
+            ("options", "first_seat"),
+        ]
+        for name, wrong in wrong_members:
+            self.post(TABLES, 422, "invalid-body", body={**create, name: wrong})
+        self.post(TABLES, 422, "unknown-game", body={**create, "game": "chess"})
+        for seats in (1, 9, 64):
+            self.post(TABLES, 422, "invalid-seats", body={**create, "seats": seats})
+        bad_options: list[dict[str, Any]] = [
+            {"first_seat": 2},
+            {"first_seat": -1},
+            {"first_seat": "0"},
+            {"first_seat": True},
+            {"first_seat": 0.0},
+            {"speed": 1},
+        ]
+        for options in bad_options:
+            reply = self.post(TABLES, 422, "invalid-options", body={**create, "options": options})
+            assert reply.body["option"] == next(iter(options))
+        created = self.post(TABLES, 201, body=create)
+        table = created.body
+        self.table_id = table["id"]
+        assert created.headers["Location"] == f"/v1/tables/{self.table_id}"
+        assert (table["status"], table["version"]) == ("open", 1)
+        assert table["options"] == {"first_seat": 0}
+        check_table(table, None)
+        assert self.get(TABLE, 200) == table
+        assert self.post(TABLES, 201, body={"game": "pig10", "seats": 8}).body["options"] == {
+            "first_seat": None
+        }
+
+    def unknown_tables(self) -> None:
+        for unknown in ["nope", "no.such.table", "x" * 65, "%20"]:
+            path = {"table_id": unknown}
+            for route in (TABLE, SEATS, EVENTS, AUDIT):
+                self.get(route, 404, "unknown-table", path=path)
+            self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
+            self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
+
+    def open_table_reads(self) -> None:
+        assert [seat["taken"] for seat in self.get(SEATS, 200)] == [False, False]
+        self.get(AUDIT, 409, "game-not-finished")
+        check_table(self.get(VERSION, 200, path={"version": 1}), None)
+        self.get(VERSION, 404, "unknown-version", path={"version": 0})
+        self.get(VERSION, 404, "unknown-version", path={"version": 2})
+        self.get(VERSION, 404, "not-found", path={"version": "one"})
+        self.get(VERSION, 404, "not-found", path={"version": "-1"})
+        self.get(MOVES, 401, "missing-token")
+        for after in ["x", "-1", "1.5", "", str(2**53 + 1)]:
+            self.get(EVENTS, 422, "invalid-query", query={"after": after})
+        self.get(EVENTS, 422, "invalid-query", query={"before": "1"})
+        assert self.get(EVENTS, 200, query={"after": "1"}) == {"version": 1, "events": []}
+        assert self.get(EVENTS, 200, query={"after": "0"})["events"][0]["seq"] == 1
+
+    def take_seats(self) -> None:
+        self.bad_bodies(SEATS, {"name": "Ada"})
+        for wrong in WRONG_INTEGERS:
+            if wrong is not None:
+                self.post(SEATS, 422, "invalid-body", body={"name": "Ada", "seat": wrong})
+        wrong_members: list[tuple[str, Any]] = [
+            *[("name", value) for value in ("", "n" * 41, None, 1)],
+            *[("seat", value) for value in (-1, 64)],
+            *[("entropy", value) for value in ("", "e" * 257)],
+        ]
+        for name, wrong in wrong_members:
+            self.post(SEATS, 422, "invalid-body", body={"name": "Ada", name: wrong})
+        self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 2})
+        self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 63})
+        first = self.post(SEATS, 201, body={"name": "Ada", "seat": 0, "entropy": "a"}).body
+        self.token[0] = first["token"]
+        assert (first["seat"], first["table"]["status"]) == (0, "open")
+        check_table(first["table"], 0)
+        self.post(SEATS, 409, "seat-unavailable", body={"name": "Eve", "seat": 0})
+        self.move(0, {"card": 1, "mode": "add"}, 2, 409, "game-not-running")
+        second = self.post(SEATS, 201, body={"name": "Bo", "seat": None}).body
+        self.token[1] = second["token"]
+        assert (second["seat"], second["table"]["status"]) == (1, "running")
+        check_table(second["table"], 1)
+        self.post(SEATS, 409, "seat-unavailable", body={"name": "Cy"})
+        assert self.get(SEATS, 200, token="ignored") == second["table"]["seats"]
+
+    def tokens(self) -> None:
+        other = self.post(TABLES, 201, body={"game": "pig10", "seats": 2}).body["id"]
+        outsider = self.post(SEATS, 201, path={"table_id": other}, body={"name": "Di"}).body
+        headers = [
+            "Bearer wrong",
+            "Basic QWRhOg==",
+            "Bearer",
+            self.token[0],
+            f"Bearer {outsider['token']}",
+        ]
+        for header in headers:
+            bad = {"Authorization": header}
+            for route in (TABLE, MOVES, EVENTS):
+                self.get(route, 401, "invalid-token", headers=bad)
+            self.get(VERSION, 401, "invalid-token", headers=bad, path={"version": 1})
+            body = {"move": 1, "expected_version": 1}
+            self.post(MOVES, 401, "invalid-token", headers=bad, body=body)
+        self.post(MOVES, 401, "missing-token", body={"move": 1, "expected_version": 1})
+        self.get(TABLE, 200, headers={"Authorization": f"bEaReR {self.token[0]}"})
+        nowhere = {"table_id": "nope"}
+        self.get(TABLE, 404, "unknown-table", path=nowhere, token=self.token[0])
+        self.get(MOVES, 404, "unknown-table", path=nowhere, token=self.token[0])
+        self.get(EVENTS, 404, "unknown-table", path=nowhere, token=self.token[0])
+        body = {"move": 1, "expected_version": 1}
+        self.post(MOVES, 404, "unknown-table", path=nowhere, token=self.token[0], body=body)
+        # Without a token nothing looks the table up before the body is read.
+        self.post(MOVES, 401, "missing-token", path=nowhere, body=body)
+        as_json = {"data": "{", "content_type": "application/json"}
+        self.post(MOVES, 400, "malformed-json", path=nowhere, **as_json)
+
+    def malformed_moves(self) -> None:
+        version = self.get(TABLE, 200)["version"]
+        good = {"move": {"card": 1, "mode": "add"}, "expected_version": version}
+        self.bad_bodies(MOVES, good, token=self.token[0])
+        for wrong in [*WRONG_INTEGERS, -1]:
+            reply = self.move(0, good["move"], wrong, 422, "invalid-body")
+            assert list(reply.body["errors"]) == ["expected_version"]
+        self.move(0, None, version, 422, "invalid-body")
+        for key in ["", "k" * 201]:
+            headers = {"Idempotency-Key": key}
+            self.move(0, good["move"], version, 400, "invalid-idempotency-key", headers=headers)
+        assert self.log()[0] == version, "a refused request wrote an event"
+
+    def turn(self, rng: Random) -> bool:
+        """Play one turn with every refusal around it; False once the game is over."""
+        spectator = self.get(TABLE, 200)
+        check_table(spectator, None)
+        if spectator["status"] == "finished":
+            return False
+        seat = spectator["state"]["turn"]
+        waiting, version = 1 - seat, spectator["version"]
+        assert spectator["to_act"] == [seat]
+        view = self.get(TABLE, 200, token=self.token[seat])
+        check_table(view, seat)
+        check_table(self.get(TABLE, 200, token=self.token[waiting]), waiting)
+        legal = self.get(MOVES, 200, token=self.token[seat])
+        assert (legal["version"], legal["seat"], legal["to_act"]) == (version, seat, True)
+        for move in legal["moves"]:
+            assert_valid(component("Pig10Move"), move, "a legal move")
+        assert self.get(MOVES, 200, token=self.token[waiting]) == {
+            "version": version,
+            "seat": waiting,
+            "to_act": False,
+            "moves": [],
+        }
+        # Each card of the hand in each mode the list leaves out is refused, naming a rule.
+        hand = view["state"]["hand"]
+        modes = ("add", "subtract", "set")
+        illegal: list[Any] = [{"card": c, "mode": m} for c in sorted(set(hand)) for m in modes]
+        illegal = [move for move in illegal if move not in legal["moves"]]
+        absent = next(card for card in range(11) if card not in hand)
+        illegal += [{"card": absent, "mode": "add"}, {"card": 11, "mode": "add"}]
+        illegal += [{"card": hand[0]}, {"card": hand[0], "mode": "add", "x": 1}, "pass", 7]
+        for move in illegal:
+            self.rules_seen.add(self.move(seat, move, version, 422, "illegal-move").body["rule"])
+        move = rng.choice(legal["moves"])
+        self.move(waiting, move, version, 409, "not-your-turn")
+        stale = self.move(seat, move, version - 1, 409, "stale-version")
+        assert stale.body["current_version"] == version
+        assert self.log()[0] == version, "a refused move wrote an event"
+
+        key = {"Idempotency-Key": f"walk-{self.turns}"}
+        result = self.move(seat, move, version, 200, headers=key)
+        assert "Idempotent-Replayed" not in result.headers
+        after = result.body["version"]
+        assert after == result.body["table"]["version"] > version
+        assert [e["seq"] for e in result.body["events"]] == list(range(version + 1, after + 1))
+        check_table(result.body["table"], seat)
+        if self.replay is None:
+            self.idempotency(seat, move, version, key, result)
+        query = {"after": str(version)}
+        log = self.get(EVENTS, 200, token=self.token[waiting], query=query)
+        assert [e["seq"] for e in log["events"]] == list(range(version + 1, after + 1))
+        self.turns += 1
+        return True
+
+    def idempotency(
+        self, seat: int, move: Any, version: int, key: dict[str, str], first: Reply
+    ) -> None:
+        """The same request again gets the first answer, marked; nothing is written."""
+        before = self.log()
+        again = self.move(seat, move, version, 200, headers=key)
+        assert again.headers["Idempotent-Replayed"] == "true"
+        assert again.body == first.body
+        assert self.log() == before
+        self.move(
+            seat, {"card": 11, "mode": "add"}, version, 422, "idempotency-key-reused", headers=key
+        )
+        self.move(seat, move, version + 1, 422, "idempotency-key-reused", headers=key)
+        assert self.log() == before
+        # Keys belong to a seat: the other seat's first use of the same key is a new request.
+        other = 1 - seat
+        self.move(other, move, version, 409, "stale-version", headers=key)
+        assert self.log() == before
+        self.replay = (self.token[seat], key, {"move": move, "expected_version": version})
+
+    def finished(self) -> None:
+        assert self.replay is not None
+        token, key, body = self.replay
+        late = self.post(MOVES, 200, token=token, headers=key, body=body)
+        assert late.headers["Idempotent-Replayed"] == "true", "a key outlives later moves"
+        table = self.get(TABLE, 200, token=self.token[0])
+        assert table["result"] is not None
+        assert table["seed"] is not None
+        assert table["to_act"] == []
+        assert sum(table["result"]["scores"]) <= PIG10_CARDS
+        version = table["version"]
+        self.move(0, {"card": 1, "mode": "add"}, version, 409, "game-not-running")
+        no_moves = {"version": version, "seat": 0, "to_act": False, "moves": []}
+        assert self.get(MOVES, 200, token=self.token[0]) == no_moves
+        audit = self.get(AUDIT, 200)
+        assert (audit["ok"], audit["events"], audit["problems"]) == (True, version, [])
+        assert audit["seed"] == table["seed"]
+        log = self.get(EVENTS, 200)
+        assert [event["seq"] for event in log["events"]] == list(range(1, version + 1))
+        assert all("command" in event["meta"] for event in log["events"]), "the log is public"
+        for past in range(1, version + 1):
+            check_table(self.get(VERSION, 200, path={"version": past}), None)
+            if past % 7 in (0, 3):
+                seen_by_1 = self.get(VERSION, 200, token=self.token[1], path={"version": past})
+                check_table(seen_by_1, 1)
+        self.get(VERSION, 404, "unknown-version", path={"version": version + 1})
+
+
+def test_walk_a_whole_pig10_game_against_the_spec(api: ContractClient) -> None:
+    walk = Walk(api)
+    walk.catalogue()
+    walk.open_table()
+    walk.unknown_tables()
+    walk.open_table_reads()
+    walk.take_seats()
+    walk.tokens()
+    walk.malformed_moves()
+    rng = Random(10)
+    while walk.turn(rng):
+        pass
+    walk.finished()
+
+    assert walk.turns == PIG10_CARDS, "every card is played, one a turn"
+    assert walk.rules_seen >= {"move-format", "card-in-hand", "empty-pile", "same-card-same-number"}
+    documented = {
+        (path, method, status)
+        for path, method in spec_operations()
+        for status in SPEC["paths"][path][method]["responses"]
+    }
+    assert api.seen <= documented
+    assert documented - api.seen == UNREACHABLE_IN_THE_WALK, "the walk missed a documented status"
+
+
+def test_each_problem_type_has_one_title(api: ContractClient) -> None:
+    """A problem's `title` belongs to its `type` (RFC 9457: it does not change between
+    occurrences), so a client may show it for the type: the walk's refusals of each type
+    agree on it, and with the spec's example of the type."""
+    walk = Walk(api)
+    walk.catalogue()
+    walk.open_table()
+    walk.open_table_reads()
+    walk.take_seats()
+    walk.tokens()
+    walk.malformed_moves()
+    several = {slug: titles for slug, titles in api.titles.items() if len(titles) > 1}
+    assert not several, f"problem types with more than one title: {several}"
+    for location, example in examples(SPEC):
+        if location.endswith("problem+json/schema"):
+            slug = example["type"].removeprefix(errors.PROBLEM_BASE)
+            assert api.titles.get(slug, {example["title"]}) == {example["title"]}, location
+
+
+def test_undeclared_methods_answer_405_with_allow(api: ContractClient) -> None:
+    location = follow(pointer("components", "responses", "MethodNotAllowed"))
+    for path, item in SPEC["paths"].items():
+        declared = {method.upper() for method in item if method in HTTP_METHODS}
+        allowed = declared | {"OPTIONS"} | ({"HEAD"} if "GET" in declared else set())
+        url = path.format(table_id="nope", game_id="pig10", version=1)
+        for method in sorted({"GET", "POST", "PUT", "PATCH", "DELETE"} - declared):
+            response = api.client.open(url, method=method)
+            assert response.status_code == 405, f"{method} {path}"
+            assert response.mimetype == "application/problem+json"
+            assert_valid(
+                location + pointer("content", "application/problem+json", "schema"),
+                response.get_json(),
+                f"{method} {path}",
+            )
+            assert response.get_json()["type"] == "/problems/method-not-allowed"
+            assert set(response.headers["Allow"].split(", ")) == allowed
+
+
+def test_unknown_paths_answer_a_404_problem(api: ContractClient) -> None:
+    for url in ["/", "/v1", "/v1/nothing", "/v1/tables/", "/v1/tables/a/b/c"]:
+        response = api.client.get(url)
+        assert response.status_code == 404
+        assert response.mimetype == "application/problem+json"
+        assert_valid(component("Problem"), response.get_json(), url)
+        assert response.get_json()["type"] == "/problems/not-found"
+
+
+@pytest.mark.parametrize(
+    ("route", "payload"),
+    [
+        pytest.param(TABLES, {"game": "pig10", "seats": 2, "entropy": "@"}, id="table-entropy"),
+        pytest.param(SEATS, {"name": "@"}, id="seat-name"),
+        pytest.param(SEATS, {"name": "Ada", "entropy": "@"}, id="seat-entropy"),
+        pytest.param(MOVES, {"move": "@", "expected_version": 6}, id="move"),
+        pytest.param(MOVES, {"move": {"card": "@"}, "expected_version": 6}, id="move-member"),
+    ],
+)
+def test_a_lone_surrogate_in_a_string_is_not_a_server_error(
+    api: ContractClient, route: str, payload: dict[str, Any]
+) -> None:
+    """Strings that cannot be encoded as UTF-8 must be refused (or taken), never answered 500."""
+    walk = Walk(api)
+    body = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+    walk.table_id = walk.post(TABLES, 201, body=body).body["id"]
+    if route == MOVES:
+        walk.token[0] = walk.post(SEATS, 201, body={"name": "Ada"}).body["token"]
+        walk.post(SEATS, 201, body={"name": "Bo"})
+        assert walk.log()[0] == payload["expected_version"]
+    before = walk.log()
+    raw = with_lone_surrogate(payload)
+    assert LONE_SURROGATE in raw
+    reply = api.call(
+        "post",
+        route,
+        path={"table_id": walk.table_id},
+        token=walk.token.get(0),
+        data=raw,
+        content_type="application/json",
+    )
+    assert reply.status < 500
+    assert walk.log() == before or reply.status < 300
