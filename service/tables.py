@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from domain.dice import SEED_BYTES, commitment
-from domain.rules import JSON, Event
+from domain.rules import JSON
 from domain.table import (
     GAME_FINISHED,
     PRIVATE_SEAT_FIELDS,
@@ -54,6 +54,12 @@ def token_hash(token: str) -> str:
 
 def unknown_table(table_id: str) -> Problem:
     return Problem(404, "unknown-table", "Unknown table", f"there is no table {table_id!r}")
+
+
+def check_table_id(table_id: str) -> None:
+    """Refuse ids no table can have before they reach a Redis key name."""
+    if not TABLE_ID.fullmatch(table_id):
+        raise unknown_table(table_id)
 
 
 @dataclass(frozen=True)
@@ -104,9 +110,8 @@ class Caller:
 
 @dataclass(frozen=True)
 class Pending:
-    """A decided command: its events, as they will be stored, and the table after them."""
+    """A decided command: its events as they will be stored, and the table after them."""
 
-    events: list[Event]
     records: list[Recorded]
     after: Loaded
 
@@ -171,7 +176,7 @@ class TableService:
         command = TakeSeat(seat, name, token_hash(token), entropy)
         for _ in range(SEAT_ATTEMPTS):
             loaded = self.load(table_id)
-            pending = self._decide(loaded, command, self._seed(loaded.table), seat=None)
+            pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
             try:
                 self._commit(table_id, pending)
             except ConcurrencyConflict:
@@ -204,7 +209,7 @@ class TableService:
         if expected_version != loaded.table.version:
             raise stale_version(expected_version, loaded.table.version)
         command = MakeMove(seat, move)
-        pending = self._decide(loaded, command, self._seed(loaded.table), seat=seat)
+        pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         table = pending.after.table
         body = {
             "version": table.version,
@@ -255,7 +260,7 @@ class TableService:
         records = seal(events, meta, loaded.position if loaded else START)
         table = self.tables.fold(events, before)
         assert table is not None
-        return Pending(events, records, Loaded(table, records[-1].position))
+        return Pending(records, Loaded(table, records[-1].position))
 
     def _commit(
         self,
@@ -272,15 +277,11 @@ class TableService:
             self.cache.put(table_id, pending.after)
         return outcome
 
-    def _seed(self, table: Table) -> bytes:
-        return self._seeds(table.id)
-
     # -- queries --------------------------------------------------------------------------------
 
     def load(self, table_id: str) -> Loaded:
         """The table as of its latest event."""
-        if not TABLE_ID.fullmatch(table_id):
-            raise unknown_table(table_id)
+        check_table_id(table_id)
         cached = self.cache.get(table_id)
         after = cached.position if cached else START
         records = self.store.read(table_id, after)
@@ -353,8 +354,7 @@ class TableService:
         """Verify a finished game: chain, seed commitment, and every command decided again."""
         # The audit reads the stored log itself, unverified, so that it can report a broken chain
         # instead of failing on it.
-        if not TABLE_ID.fullmatch(table_id):
-            raise unknown_table(table_id)
+        check_table_id(table_id)
         records = self.store.read(table_id, START, verify=False, upcast=False)
         if not records:
             raise unknown_table(table_id)
