@@ -29,6 +29,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.datastructures import Headers
 
+from domain.registry import default_registry
 from service import errors
 from service.app import OPENAPI, create_app
 from service.config import Config
@@ -470,7 +471,7 @@ class Walk:
         assert self.get("/health", 200) == {"status": "ok", "embedded": True}
         assert self.get("/openapi.yaml", 200) == SPEC
         games = self.get("/v1/games", 200)
-        assert [game["id"] for game in games] == ["pig10"]
+        assert [game["id"] for game in games] == default_registry().ids()
         assert self.get(GAME, 200, path={"game_id": "pig10"}) == games[0]
         self.get(GAME, 404, "unknown-game", path={"game_id": "chess"})
 
