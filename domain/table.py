@@ -20,9 +20,12 @@ from domain.rules import JSON, Event
 LIFECYCLE = "table"
 GAME_CREATED = f"{LIFECYCLE}.GameCreated"
 SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
+SEAT_TAKEN_VERSION = 2
+"""v2 added `bot` and `webhook`."""
+MOVE_SUBSTITUTED = f"{LIFECYCLE}.MoveSubstituted"
 GAME_FINISHED = f"{LIFECYCLE}.GameFinished"
-PRIVATE_SEAT_FIELDS = ("token_sha256",)
-"""Fields of `SeatTaken` that never leave the server."""
+PRIVATE_SEAT_FIELDS = ("token_sha256", "webhook")
+"""Fields of `SeatTaken` that never leave the server: a webhook URL may carry its own secret."""
 
 
 class Status(StrEnum):
@@ -45,20 +48,27 @@ class CreateGame:
 
 @dataclass(frozen=True)
 class TakeSeat:
-    """Sit down at `seat` (None: the lowest free seat); the last seat taken starts the game."""
+    """Sit down at `seat` (None: the lowest free seat); the last seat taken starts the game.
+
+    A seat is played by whoever holds its token, by the built-in `bot` named, or by the
+    external bot answering at `webhook`.
+    """
 
     seat: int | None
     name: str
-    token_sha256: str
+    token_sha256: str | None
     entropy: str | None = None
+    bot: str | None = None
+    webhook: str | None = None
 
 
 @dataclass(frozen=True)
 class MakeMove:
-    """Play `move` for `seat`."""
+    """Play `move` for `seat`; `substituted` says why a stand-in bot chose it (else None)."""
 
     seat: int
     move: JSON
+    substituted: str | None = None
 
 
 Command = CreateGame | TakeSeat | MakeMove
@@ -74,6 +84,15 @@ def command_to_json(command: Command) -> dict[str, JSON]:
 
 def command_from_json(data: Mapping[str, JSON]) -> Command:
     return COMMANDS[data["type"]](**data["args"])
+
+
+def seat_taken_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Seats taken before bots existed were all played by their token holders."""
+    return {**data, "bot": None, "webhook": None}
+
+
+UPCASTS = ((SEAT_TAKEN, 1, seat_taken_v1_to_v2),)
+"""Every schema step of the lifecycle events: (type, from version, function)."""
 
 
 class TableError(Exception):
@@ -105,7 +124,14 @@ class NotYourTurn(TableError):
 @dataclass(frozen=True)
 class Seat:
     name: str
-    token_sha256: str
+    token_sha256: str | None
+    bot: str | None = None
+    webhook: str | None = None
+
+    @property
+    def player(self) -> str | None:
+        """Who plays the seat when no token holder does: a bot's name, "webhook" or None."""
+        return self.bot or ("webhook" if self.webhook else None)
 
 
 @dataclass(frozen=True)
@@ -128,6 +154,10 @@ class Table:
         if all(self.seats):
             return Status.RUNNING
         return Status.OPEN
+
+    def bots_to_act(self, to_act: Sequence[int]) -> list[int]:
+        """The seats among `to_act` that a bot or a webhook plays."""
+        return [seat for seat in to_act if (taken := self.seats[seat]) and taken.player]
 
     def seat_of(self, token_sha256: str) -> int | None:
         """The seat holding the token with this hash, if any."""
@@ -188,8 +218,10 @@ class Tables:
             raise SeatUnavailable(f"table {table.id} has seats 0 to {len(table.seats) - 1}")
         elif table.seats[seat] is not None:
             raise SeatUnavailable(f"seat {seat} is already taken")
-        if table.seat_of(command.token_sha256) is not None:
+        if command.token_sha256 is not None and table.seat_of(command.token_sha256) is not None:
             raise SeatUnavailable("that token already holds a seat here")
+        if command.bot is not None and command.webhook is not None:
+            raise TableError("a seat is played by a bot or by a webhook, not by both")
         taken = Event(
             SEAT_TAKEN,
             {
@@ -197,7 +229,10 @@ class Tables:
                 "name": command.name,
                 "token_sha256": command.token_sha256,
                 "entropy": command.entropy,
+                "bot": command.bot,
+                "webhook": command.webhook,
             },
+            SEAT_TAKEN_VERSION,
         )
         if sum(s is None for s in table.seats) > 1:
             return [taken]
@@ -219,6 +254,9 @@ class Tables:
         for event in events:
             state = rules.evolve(state, event)
         wired = [self._wire(table, event) for event in events]
+        if command.substituted is not None:
+            substituted = {"seat": command.seat, "reason": command.substituted}
+            wired.insert(0, Event(MOVE_SUBSTITUTED, substituted))
         result = rules.result(state)
         if result is not None:
             wired.append(Event(GAME_FINISHED, {"result": result.to_json(), "seed": seed.hex()}))
@@ -251,9 +289,13 @@ class Tables:
         if event.type == SEAT_TAKEN:
             data = event.data
             seats = list(table.seats)
-            seats[data["seat"]] = Seat(data["name"], data["token_sha256"])
+            seats[data["seat"]] = Seat(
+                data["name"], data["token_sha256"], data["bot"], data["webhook"]
+            )
             entropy = (*table.entropy, data["entropy"]) if data["entropy"] else table.entropy
             return replace(table, seats=tuple(seats), entropy=entropy, version=version)
+        if event.type == MOVE_SUBSTITUTED:
+            return replace(table, version=version)
         if event.type == GAME_FINISHED:
             return replace(
                 table, result=event.data["result"], seed=event.data["seed"], version=version
@@ -298,7 +340,12 @@ class Tables:
             "options": dict(table.options),
             "commitment": table.commitment,
             "seats": [
-                {"seat": number, "name": seat.name if seat else None, "taken": seat is not None}
+                {
+                    "seat": number,
+                    "name": seat.name if seat else None,
+                    "taken": seat is not None,
+                    "bot": seat.player if seat else None,
+                }
                 for number, seat in enumerate(table.seats)
             ],
             "you": seat,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -20,6 +20,14 @@ class Upcasters:
 
     def __init__(self) -> None:
         self._steps: dict[tuple[str, int], Upcaster] = {}
+
+    @classmethod
+    def of(cls, steps: Iterable[tuple[str, int, Upcaster]]) -> Upcasters:
+        """Upcasters with each `(event type, from version, function)` registered."""
+        upcasters = cls()
+        for event_type, from_version, step in steps:
+            upcasters.register(event_type, from_version, step)
+        return upcasters
 
     def register(self, event_type: str, from_version: int, step: Upcaster) -> None:
         if (event_type, from_version) in self._steps:

@@ -9,16 +9,18 @@ import fakeredis
 import redis
 from flask import Flask, Response
 
-from domain.registry import GameRegistry, default_registry
+from domain.registry import GameRegistry
 from domain.rules import OptionError, RuleError
-from domain.table import PlayerCountError, TableError, Tables
-from events.secrets import SeedVault
-from events.store import ConcurrencyConflict, EventStore
+from domain.table import PlayerCountError, TableError
+from events.store import ConcurrencyConflict
 from events.upcasting import Upcasters
 from service.config import Config
 from service.errors import Problem, problem_response, register_error_handlers
 from service.routes import api
-from service.tables import TableCache, TableService, stale_version
+from service.stream import StreamLimit
+from service.tables import stale_version
+from workers.runtime import build_runtime
+from workers.worker import EmbeddedWorker
 
 OPENAPI = Path(__file__).resolve().parent.parent / "openapi.yaml"
 """The HTTP contract, kept at the top of the repository and served as it is."""
@@ -31,28 +33,37 @@ def create_app(
     registry: GameRegistry | None = None,
     upcasters: Upcasters | None = None,
 ) -> Flask:
-    """Build the service: with no Redis URL (and no client given) it runs embedded on fakeredis.
+    """Build the service: with no Redis URL (and no client given) it runs embedded, on
+    fakeredis and with a bot worker thread of its own.
 
-    `upcasters` bring events stored under an older schema version to the current one on read.
+    `upcasters` bring events stored under an older schema version to the current one on read
+    (default: every step Spieltisch itself has registered).
     """
     config = config or Config.from_env()
+    embedded = redis_client is None and config.redis_url is None
     if redis_client is None:
         redis_client = (
             redis.Redis.from_url(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
         )
-    tables = Tables(registry or default_registry())
-    service = TableService(
-        store=EventStore(redis_client, upcasters),
-        vault=SeedVault(redis_client),
-        tables=tables,
-        cache=TableCache(config.cache_size),
+    worker = EmbeddedWorker() if embedded else None
+    runtime = build_runtime(
+        redis_client,
+        config,
+        registry=registry,
+        upcasters=upcasters,
+        wake=worker.start if worker else lambda: None,
     )
+    if worker is not None:
+        worker.runtime = runtime
+    service = runtime.service
 
     app = Flask(__name__)
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["spieltisch"] = service
     app.extensions["redis"] = redis_client
+    app.extensions["spieltisch.config"] = config
+    app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
     app.register_blueprint(api)
     register_error_handlers(app)
     register_domain_errors(app)

@@ -1,4 +1,4 @@
-"""Service settings, read from the environment once, in `create_app`."""
+"""Service settings, read from the environment once, in `create_app` (and by the bot worker)."""
 
 from __future__ import annotations
 
@@ -10,15 +10,31 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Config:
     redis_url: str | None = None
-    """None runs embedded: an in-process fakeredis instead of a server."""
+    """None runs embedded: an in-process fakeredis and a bot worker thread instead of servers."""
     max_body_bytes: int = 16 * 1024
     cache_size: int = 2048
     """How many tables' folded states each process keeps, newest used first."""
+    webhook_timeout_seconds: float = 3.0
+    """How long a webhook bot has to answer a turn before a stand-in plays it."""
+    stream_keepalive_seconds: float = 15.0
+    """How often a live stream with nothing new sends a comment, so proxies keep it open."""
+    stream_max_seconds: float = 300.0
+    """How long one live stream lasts at most; the client reconnects with `Last-Event-ID`."""
+    max_streams: int = 24
+    """Live streams each web process serves at once; one more is refused with a 503, so that
+    long-lived streams never take every thread from the other requests."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Config:
+        def number(name: str, default: float) -> float:
+            return float(environ.get(f"SPIELTISCH_{name}", default))
+
         return cls(
             redis_url=environ.get("REDIS_URL") or None,
-            max_body_bytes=int(environ.get("SPIELTISCH_MAX_BODY_BYTES", cls.max_body_bytes)),
-            cache_size=int(environ.get("SPIELTISCH_CACHE_SIZE", cls.cache_size)),
+            max_body_bytes=int(number("MAX_BODY_BYTES", cls.max_body_bytes)),
+            cache_size=int(number("CACHE_SIZE", cls.cache_size)),
+            webhook_timeout_seconds=number("WEBHOOK_TIMEOUT", cls.webhook_timeout_seconds),
+            stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
+            stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
+            max_streams=int(number("MAX_STREAMS", cls.max_streams)),
         )

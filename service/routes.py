@@ -11,8 +11,10 @@ from marshmallow import Schema, ValidationError
 
 from domain.registry import UnknownGame
 from service import schemas
+from service.config import Config
 from service.errors import Problem
-from service.tables import TableService
+from service.stream import StreamLimit, event_stream
+from service.tables import BotSeat, TableService
 
 api = Blueprint("api", __name__, url_prefix="/v1")
 TABLE = "/tables/<table_id>"
@@ -33,6 +35,7 @@ EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 
 IDEMPOTENCY_KEY_MAX = 200
+MAX_VERSION = 2**53
 MAX_DEPTH = 32
 """No move or option needs deeper JSON; deeper bodies are refused before anything recurses."""
 
@@ -149,7 +152,8 @@ def get_game(game_id: str) -> tuple[Response, int]:
 @api.post("/tables")
 def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
-    table = service().create(args["game"], args["seats"], args["options"], args["entropy"])
+    bots = [BotSeat(**bot) for bot in args["bots"]]
+    table = service().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table['id']}"
     return response, status
@@ -169,7 +173,14 @@ def list_seats(table_id: str) -> tuple[Response, int]:
 @api.post(TABLE + "/seats")
 def take_seat(table_id: str) -> tuple[Response, int]:
     args = body(TAKE_SEAT)
-    taken = service().take_seat(table_id, args["seat"], args["name"], args["entropy"])
+    taken = service().take_seat(
+        table_id,
+        args["seat"],
+        args["name"],
+        args["entropy"],
+        bot=args.get("bot"),
+        webhook=args.get("webhook"),
+    )
     return dumped(SEAT_TAKEN, taken, 201)
 
 
@@ -203,6 +214,40 @@ def list_events(table_id: str) -> tuple[Response, int]:
     caller = service().caller(table_id, bearer_token())
     after = query(EVENTS_QUERY)["after"]
     return dumped(EVENT_LOG, service().events(table_id, caller, after))
+
+
+@api.get(TABLE + "/stream")
+def stream_events(table_id: str) -> Response:
+    """The log as Server-Sent Events, live; `Last-Event-ID` (a version) resumes a stream."""
+    caller = service().caller(table_id, bearer_token())
+    after = query(EVENTS_QUERY)["after"]
+    resume = request.headers.get("Last-Event-ID", "").strip()
+    if resume:
+        if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_VERSION):
+            raise Problem(
+                400,
+                "invalid-last-event-id",
+                "Invalid Last-Event-ID",
+                "Last-Event-ID must be the id of an event this stream sent: a version number",
+            )
+        after = int(resume)
+    service().load(table_id)  # an unknown table is a 404 now, not an empty stream
+    config: Config = current_app.extensions["spieltisch.config"]
+    limit: StreamLimit = current_app.extensions["spieltisch.streams"]
+    release = limit.acquire()
+    events = event_stream(
+        service(),
+        table_id,
+        caller,
+        after,
+        keepalive_seconds=config.stream_keepalive_seconds,
+        max_seconds=config.stream_max_seconds,
+    )
+    response = Response(events, mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # proxies must pass each event on at once
+    response.call_on_close(release)
+    return response
 
 
 @api.get(TABLE + "/versions/<int:version>")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from marshmallow import Schema, ValidationError, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 
 class StrictInteger(fields.Integer):
@@ -30,6 +30,16 @@ ENTROPY = fields.String(
 # -- requests -------------------------------------------------------------------------------------
 
 
+NAME = fields.String(validate=validate.Length(min=1, max=40), load_default=None)
+BOT_NAME = validate.Length(min=1, max=40)
+
+
+class BotSeatRequest(Schema):
+    seat = StrictInteger(required=True, validate=validate.Range(min=0, max=63))
+    bot = fields.String(required=True, validate=BOT_NAME)
+    name = NAME
+
+
 class CreateTableRequest(Schema):
     game = fields.String(required=True, validate=validate.Length(min=1, max=64))
     seats = StrictInteger(required=True, validate=validate.Range(min=1, max=64))
@@ -37,12 +47,35 @@ class CreateTableRequest(Schema):
         keys=fields.String(), values=fields.Raw(allow_none=True), load_default=dict
     )
     entropy = ENTROPY
+    bots = fields.List(fields.Nested(BotSeatRequest), load_default=list)
+
+    @validates_schema
+    def seats_once(self, data: dict[str, Any], **kwargs: Any) -> None:
+        seats = [bot["seat"] for bot in data.get("bots", [])]
+        if len(seats) != len(set(seats)):
+            raise ValidationError("each seat can be given to one bot only", "bots")
+        if any(seat >= data.get("seats", 0) for seat in seats):
+            raise ValidationError("a bot's seat must be one of the table's seats", "bots")
 
 
 class TakeSeatRequest(Schema):
-    name = fields.String(required=True, validate=validate.Length(min=1, max=40))
+    name = NAME
     seat = StrictInteger(validate=validate.Range(min=0, max=63), load_default=None, allow_none=True)
     entropy = ENTROPY
+    bot = fields.String(validate=BOT_NAME)
+    webhook = fields.Url(
+        schemes={"http", "https"},
+        require_tld=False,
+        validate=validate.Length(max=2048),
+        metadata={"description": "An external bot's URL, POSTed each turn of the seat."},
+    )
+
+    @validates_schema
+    def one_player(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if "bot" in data and "webhook" in data:
+            raise ValidationError("a seat is played by a bot or by a webhook, not both", "bot")
+        if data.get("name") is None and "bot" not in data and "webhook" not in data:
+            raise ValidationError("a player taking a seat needs a name", "name")
 
 
 class MoveRequest(Schema):
@@ -94,6 +127,7 @@ class SeatSchema(Schema):
     seat = fields.Integer()
     name = fields.String(allow_none=True)
     taken = fields.Boolean()
+    bot = fields.String(allow_none=True)
 
 
 class TableSchema(Schema):
@@ -113,7 +147,7 @@ class TableSchema(Schema):
 
 class SeatTakenSchema(Schema):
     seat = fields.Integer()
-    token = fields.String()
+    token = fields.String(allow_none=True)
     table = fields.Nested(TableSchema)
 
 

@@ -14,10 +14,10 @@ import secrets
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON
@@ -110,16 +110,35 @@ class Caller:
 
 @dataclass(frozen=True)
 class Pending:
-    """A decided command: its events as they will be stored, and the table after them."""
+    """Decided commands: their events as they will be stored, and the table after them."""
 
     records: list[Recorded]
     after: Loaded
+
+    def then(self, following: Pending) -> Pending:
+        """These commands and `following`, decided on the table after them, as one append."""
+        return Pending(self.records + following.records, following.after)
 
 
 @dataclass(frozen=True)
 class MoveAnswer:
     body: dict[str, JSON]
     replayed: bool
+
+
+@dataclass(frozen=True)
+class BotSeat:
+    """A seat given to a machine at creation: a built-in `bot` by name."""
+
+    seat: int
+    bot: str
+    name: str | None = None
+
+
+class Turns(Protocol):
+    """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
+
+    def schedule(self, table: Table, to_act: list[int]) -> list[str]: ...
 
 
 class TableService:
@@ -136,6 +155,8 @@ class TableService:
         new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(SEED_BYTES),
         new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
         new_id: Callable[[], str] = lambda: secrets.token_urlsafe(9),
+        turns: Turns | None = None,
+        bot_names: frozenset[str] = frozenset(),
     ) -> None:
         self.store = store
         self.vault = vault
@@ -145,15 +166,25 @@ class TableService:
         self.new_seed = new_seed
         self.new_token = new_token
         self.new_id = new_id
+        self.turns = turns
+        self.bot_names = bot_names
         # A seed never changes once stored, so each process asks Redis for it once.
         self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
     # -- commands -------------------------------------------------------------------------------
 
     def create(
-        self, game: str, seats: int, options: Mapping[str, JSON], entropy: str | None
+        self,
+        game: str,
+        seats: int,
+        options: Mapping[str, JSON],
+        entropy: str | None,
+        bots: Sequence[BotSeat] = (),
     ) -> dict[str, JSON]:
-        """Open a table; its seed stays secret, `GameCreated` carries only the commitment."""
+        """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
+        carries only its commitment. A table whose every seat is a bot plays itself."""
+        for bot_seat in bots:
+            self._check_bot(bot_seat.bot)
         if game not in self.tables.registry:
             raise Problem(
                 422,
@@ -164,16 +195,38 @@ class TableService:
         table_id, seed = self.new_id(), self.new_seed()
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
         pending = self._decide(None, command, seed, seat=None)
+        for bot_seat in bots:
+            name = bot_seat.name or f"{bot_seat.bot} bot"
+            sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot)
+            pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
         self._commit(table_id, pending)
         return self.tables.view(pending.after.table, None)
 
     def take_seat(
-        self, table_id: str, seat: int | None, name: str, entropy: str | None
+        self,
+        table_id: str,
+        seat: int | None,
+        name: str | None,
+        entropy: str | None,
+        *,
+        bot: str | None = None,
+        webhook: str | None = None,
     ) -> dict[str, JSON]:
-        """Sit a player down; the answer holds the seat's token, which is never shown again."""
-        token = self.new_token()
-        command = TakeSeat(seat, name, token_hash(token), entropy)
+        """Sit a player, a built-in `bot` or a `webhook` down. The answer holds the seat's
+        token, never shown again; a built-in bot's seat has none, as nobody else plays it."""
+        if bot is not None:
+            self._check_bot(bot)
+        token = None if bot is not None else self.new_token()
+        name = name or (f"{bot} bot" if bot else "webhook bot")
+        command = TakeSeat(
+            seat,
+            name,
+            None if token is None else token_hash(token),
+            entropy,
+            bot=bot,
+            webhook=webhook,
+        )
         for _ in range(SEAT_ATTEMPTS):
             loaded = self.load(table_id)
             pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
@@ -208,8 +261,7 @@ class TableService:
         loaded = self.load(table_id)
         if expected_version != loaded.table.version:
             raise stale_version(expected_version, loaded.table.version)
-        command = MakeMove(seat, move)
-        pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
+        pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
         table = pending.after.table
         body = {
             "version": table.version,
@@ -221,6 +273,38 @@ class TableService:
         if isinstance(outcome, AlreadyAppended):
             return self._replay(outcome.receipt, fingerprint)
         return MoveAnswer(body, replayed=False)
+
+    def play_for(
+        self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
+    ) -> bool:
+        """Append a bot's move for `seat` on `loaded`; False if the table moved on meanwhile.
+
+        `substituted` is why a stand-in chose the move instead of the seat's own bot.
+        """
+        command = MakeMove(seat, move, substituted)
+        pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
+        try:
+            self._commit(loaded.table.id, pending)
+        except ConcurrencyConflict:
+            return False
+        return True
+
+    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
+        """The table and who may act now, or None if there is no such table."""
+        try:
+            table = self.load(table_id).table
+        except Problem:
+            return None
+        return table, self.tables.to_act(table)
+
+    def _check_bot(self, bot: str) -> None:
+        if bot not in self.bot_names:
+            raise Problem(
+                422,
+                "unknown-bot",
+                "Unknown bot",
+                f"there is no bot {bot!r}; known: {sorted(self.bot_names)}",
+            )
 
     @staticmethod
     def _seated(caller: Caller) -> int:
@@ -275,7 +359,12 @@ class TableService:
         )
         if isinstance(outcome, Appended):
             self.cache.put(table_id, pending.after)
+            self._schedule(pending.after.table)
         return outcome
+
+    def _schedule(self, table: Table) -> None:
+        if self.turns is not None:
+            self.turns.schedule(table, self.tables.to_act(table))
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -312,7 +401,10 @@ class TableService:
         return Caller(seat)
 
     def view(self, table_id: str, caller: Caller) -> dict[str, JSON]:
-        return self.tables.view(self.load(table_id).table, caller.seat)
+        table = self.load(table_id).table
+        # A read also finds a bot turn whose job was lost (its claim ran out) and queues it.
+        self._schedule(table)
+        return self.tables.view(table, caller.seat)
 
     def seats(self, table_id: str) -> list[JSON]:
         view = self.tables.view(self.load(table_id).table, None)

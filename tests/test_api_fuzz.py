@@ -41,7 +41,8 @@ from schemathesis.specs.openapi.checks import (
 from service.app import OPENAPI, create_app
 from service.config import Config
 
-APP = create_app(Config())
+# Streams of running games would wait for events that never come: keep them short.
+APP = create_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2))
 SCHEMA = schemathesis.openapi.from_wsgi("/openapi.yaml", APP)
 SPEC: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
 

@@ -40,6 +40,8 @@ HTTP_METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "tra
 MAX_BODY = Config().max_body_bytes
 
 UNREACHABLE_IN_THE_WALK = {("/health", "get", "500")}
+STREAMS = 2
+"""Live streams the walk's server allows at once, so that the walk can reach the 503."""
 """Documented responses the walk cannot provoke: /health fails only when Redis is down."""
 
 
@@ -127,7 +129,7 @@ def served_operations(app: Flask) -> Iterator[tuple[str, str, set[str]]]:
 
 @pytest.fixture
 def app() -> Flask:
-    return create_app(Config())
+    return create_app(Config(max_streams=STREAMS))
 
 
 # -- the spec and the routes ------------------------------------------------------------------
@@ -264,6 +266,19 @@ def test_every_rule_slug_is_documented() -> None:
 # -- the walk ---------------------------------------------------------------------------------
 
 
+def server_sent_events(text: str) -> list[dict[str, str]]:
+    """The events of a whole text/event-stream body: one dict of fields per frame with data."""
+    frames = text.split("\n\n")
+    assert frames[-1] == "", "the stream ends after a whole frame"
+    assert frames[0] == "retry: 1000", "a stream starts by telling clients when to reconnect"
+    events = []
+    for frame in frames[1:-1]:
+        if frame.startswith(":"):
+            continue  # a comment: keep-alive
+        events.append(dict(line.split(": ", 1) for line in frame.split("\n")))
+    return events
+
+
 @dataclass(frozen=True)
 class Reply:
     status: int
@@ -312,9 +327,9 @@ class ContractClient:
             data=data,
             content_type=content_type,
         )
-        reply = self.conform(
-            method, template, response.status_code, response.headers, response.data
-        )
+        raw = response.data
+        response.close()  # as a server does once the body is sent: a stream frees its slot
+        reply = self.conform(method, template, response.status_code, response.headers, raw)
         what = f"{method.upper()} {template} {path or ''}"
         if expect is not None:
             assert reply.status == expect, f"{what}: {reply.status} {reply.body}"
@@ -336,9 +351,14 @@ class ContractClient:
         body: Any = None
         if content:
             assert media_type in content, f"{what}: {media_type} is not one of {list(content)}"
-            body = yaml.safe_load(raw) if media_type.endswith("yaml") else json.loads(raw)
             schema = documented + pointer("content", media_type, "schema")
-            assert_valid(schema, body, what)
+            if media_type == "text/event-stream":
+                body = server_sent_events(raw.decode())
+                for event in body:
+                    assert_valid(schema, event, what)
+            else:
+                body = yaml.safe_load(raw) if media_type.endswith("yaml") else json.loads(raw)
+                assert_valid(schema, body, what)
             if media_type == "application/problem+json":
                 assert body["status"] == status, what
                 slug = body["type"].removeprefix(errors.PROBLEM_BASE)
@@ -368,6 +388,7 @@ MOVES = TABLE + "/moves"
 EVENTS = TABLE + "/events"
 VERSION = TABLE + "/versions/{version}"
 AUDIT = TABLE + "/audit"
+STREAM = TABLE + "/stream"
 GAME = "/v1/games/{game_id}"
 
 WRONG_INTEGERS: list[Any] = ["2", True, False, 2.0, 2.5, None, [2], {"n": 2}]
@@ -527,7 +548,7 @@ class Walk:
     def unknown_tables(self) -> None:
         for unknown in ["nope", "no.such.table", "x" * 65, "%20"]:
             path = {"table_id": unknown}
-            for route in (TABLE, SEATS, EVENTS, AUDIT):
+            for route in (TABLE, SEATS, EVENTS, AUDIT, STREAM):
                 self.get(route, 404, "unknown-table", path=path)
             self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
             self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
@@ -544,6 +565,10 @@ class Walk:
         for after in ["x", "-1", "1.5", "", str(2**53 + 1)]:
             self.get(EVENTS, 422, "invalid-query", query={"after": after})
         self.get(EVENTS, 422, "invalid-query", query={"before": "1"})
+        self.get(STREAM, 422, "invalid-query", query={"after": "-1"})
+        for resume in ["x", "-1", "1.5", "٣", str(2**53 + 1)]:
+            self.get(STREAM, 400, "invalid-last-event-id", headers={"Last-Event-ID": resume})
+        self.too_many_streams()
         assert self.get(EVENTS, 200, query={"after": "1"}) == {"version": 1, "events": []}
         assert self.get(EVENTS, 200, query={"after": "0"})["events"][0]["seq"] == 1
 
@@ -586,7 +611,7 @@ class Walk:
         ]
         for header in headers:
             bad = {"Authorization": header}
-            for route in (TABLE, MOVES, EVENTS):
+            for route in (TABLE, MOVES, EVENTS, STREAM):
                 self.get(route, 401, "invalid-token", headers=bad)
             self.get(VERSION, 401, "invalid-token", headers=bad, path={"version": 1})
             body = {"move": 1, "expected_version": 1}
@@ -603,6 +628,28 @@ class Walk:
         self.post(MOVES, 401, "missing-token", path=nowhere, body=body)
         as_json = {"data": "{", "content_type": "application/json"}
         self.post(MOVES, 400, "malformed-json", path=nowhere, **as_json)
+
+    def too_many_streams(self) -> None:
+        """Streams held open take the server's stream slots; closing one frees its slot."""
+        url = STREAM.format(table_id=self.table_id)
+        held = [self.api.client.get(url, buffered=False) for _ in range(STREAMS)]
+        assert [response.status_code for response in held] == [200] * STREAMS
+        self.get(STREAM, 503, "too-many-streams")
+        held.pop().close()
+        held.append(self.api.client.get(url, buffered=False))
+        assert held[-1].status_code == 200
+        for response in held:
+            response.close()
+
+    def stream(self, **request: Any) -> list[dict[str, Any]]:
+        """A whole (finished) stream's events, after checking each against its frame."""
+        events = []
+        for frame in self.get(STREAM, 200, **request):
+            event = json.loads(frame["data"])
+            assert_valid(component("Event"), event, "a streamed event")
+            assert (frame["id"], frame["event"]) == (str(event["seq"]), event["type"])
+            events.append(event)
+        return events
 
     def malformed_moves(self) -> None:
         version = self.get(TABLE, 200)["version"]
@@ -709,6 +756,10 @@ class Walk:
         assert audit["seed"] == table["seed"]
         log = self.get(EVENTS, 200)
         assert [event["seq"] for event in log["events"]] == list(range(1, version + 1))
+        assert self.stream() == log["events"], "a finished game streams its whole log and ends"
+        resumed = self.stream(headers={"Last-Event-ID": str(version - 3)}, query={"after": "1"})
+        assert resumed == log["events"][-3:], "Last-Event-ID wins over after"
+        assert self.stream(token=self.token[1], query={"after": str(version)}) == []
         assert all("command" in event["meta"] for event in log["events"]), "the log is public"
         for past in range(1, version + 1):
             check_table(self.get(VERSION, 200, path={"version": past}), None)

@@ -1,0 +1,93 @@
+"""Live event streams (Server-Sent Events): a table's log as it grows, redacted per caller.
+
+Each stream waits on the table's Redis stream with a blocking read, so an idle stream costs a
+parked connection and no polling. Events are redacted by the same `redact_record` as the log
+endpoint. A stream ends after `table.GameFinished`, or after `stream_max_seconds`, when the
+client reconnects with `Last-Event-ID` and carries on from there.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+from domain.table import GAME_FINISHED
+from service.errors import Problem
+from service.tables import Caller, TableService, redact_record
+
+RECONNECT_MS = 1000
+"""The `retry:` the stream asks clients to wait before reconnecting."""
+
+
+class StreamLimit:
+    """Counts the live streams of one process and refuses one more than `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def acquire(self) -> Callable[[], None]:
+        """Take a slot; returns the function that gives it back (once, however often called)."""
+        if not self._slots.acquire(blocking=False):
+            raise Problem(
+                503,
+                "too-many-streams",
+                "Too many live streams",
+                f"this server already serves {self.limit} live streams; retry in a few seconds",
+            )
+        released = threading.Event()
+
+        def release() -> None:
+            if not released.is_set():
+                released.set()
+                self._slots.release()
+
+        return release
+
+
+def sse(record: dict[str, object]) -> str:
+    """One event in the text/event-stream format: its version is its id."""
+    data = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    return f"id: {record['seq']}\nevent: {record['type']}\ndata: {data}\n\n"
+
+
+def event_stream(
+    service: TableService,
+    table_id: str,
+    caller: Caller,
+    after: int,
+    *,
+    keepalive_seconds: float,
+    max_seconds: float,
+    clock: Callable[[], float] = time.monotonic,
+) -> Iterator[str]:
+    """The text of the stream: every event after version `after` as the caller may see it,
+    then each new one as it is appended, with a comment line when there is nothing to send."""
+    yield f"retry: {RECONNECT_MS}\n\n"
+    ends = clock() + max_seconds
+    position = after
+    table = service.load(table_id).table
+    if table.result is not None and position >= table.version:
+        return  # the whole game is behind the caller already
+    while True:
+        records = service.store.wait(table_id, position, round(keepalive_seconds * 1000))
+        if not records:
+            if clock() >= ends:
+                return
+            yield ": keep-alive\n\n"
+            continue
+        # The table now includes these records (and verifies their chain): redact against it.
+        table = service.load(table_id).table
+        for record in records:
+            if record.seq > table.version:
+                break  # appended after the load: the next round sends it
+            shown = redact_record(service.tables, table, record, caller.seat)
+            if shown is not None:
+                yield sse(shown)
+            position = record.seq
+            if record.type == GAME_FINISHED:
+                return
+        if clock() >= ends:
+            return

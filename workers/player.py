@@ -1,0 +1,87 @@
+"""Playing one bot turn: read the seat's view and legal moves, choose, append."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import timedelta
+from enum import StrEnum
+from random import Random
+
+from domain.rules import JSON, RuleError
+from domain.table import TableError
+from service.tables import TableService
+from workers.bots import Bot
+from workers.webhook import WebhookClient, WebhookFailed
+
+STAND_IN = "random"
+"""The built-in bot that plays a turn a webhook failed to answer."""
+
+
+class Outcome(StrEnum):
+    PLAYED = "played"
+    SUBSTITUTED = "substituted"
+    STALE = "stale"
+    """The table is past that version, or the seat may no longer act: nothing to do."""
+
+
+class TurnPlayer:
+    """Plays the turn of a bot seat at one version of a table, at most once."""
+
+    def __init__(
+        self, service: TableService, bots: Mapping[str, Bot], webhooks: WebhookClient
+    ) -> None:
+        self.service = service
+        self.bots = bots
+        self.webhooks = webhooks
+
+    def play(self, table_id: str, version: int, seat: int) -> Outcome:
+        loaded = self.service.load(table_id)
+        table = loaded.table
+        tables = self.service.tables
+        player = table.seats[seat] if 0 <= seat < len(table.seats) else None
+        if table.version != version or player is None or seat not in tables.to_act(table):
+            return Outcome.STALE
+        view = tables.view(table, seat)
+        moves = tables.legal_moves(table, seat)
+        # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.
+        rng = Random(f"{table_id}:{version}:{seat}")
+        substituted = None
+        if player.webhook is not None:
+            try:
+                move = self._ask_webhook(player.webhook, player.token_sha256, view, moves)
+            except WebhookFailed as failure:
+                substituted = failure.reason
+                move = self.bots[STAND_IN].choose(view, moves, rng)
+        else:
+            assert player.bot is not None
+            move = self.bots[player.bot].choose(view, moves, rng)
+        try:
+            appended = self.service.play_for(loaded, seat, move, substituted)
+        except (RuleError, TableError):
+            # Only a webhook can answer with a move the rules refuse; a stand-in plays instead.
+            if player.webhook is None or substituted is not None:
+                raise
+            substituted = "illegal"
+            move = self.bots[STAND_IN].choose(view, moves, rng)
+            appended = self.service.play_for(loaded, seat, move, substituted)
+        if not appended:
+            return Outcome.STALE
+        return Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
+
+    def _ask_webhook(
+        self, url: str, key: str | None, view: Mapping[str, JSON], moves: list[JSON]
+    ) -> JSON:
+        deadline = self.service.clock() + timedelta(seconds=self.webhooks.timeout_seconds)
+        turn: dict[str, JSON] = {
+            "table": view["id"],
+            "game": view["game"],
+            "seat": view["you"],
+            "version": view["version"],
+            "deadline": deadline.isoformat(),
+            "view": dict(view),
+            "legal_moves": moves,
+        }
+        move = self.webhooks.ask(url, turn, key)
+        if move not in moves:
+            raise WebhookFailed("illegal", "the move is not one of the legal moves")
+        return move

@@ -1,0 +1,67 @@
+"""Building the table service and its bot machinery: shared by the web app and the workers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from redis import Redis
+from rq import Queue
+from rq.serializers import JSONSerializer
+
+from domain.registry import GameRegistry, default_registry
+from domain.table import UPCASTS, Tables
+from events.secrets import SeedVault
+from events.store import EventStore
+from events.upcasting import Upcasters
+from service.config import Config
+from service.tables import TableCache, TableService
+from workers.bots import default_bots
+from workers.player import TurnPlayer
+from workers.turns import QUEUE, TurnQueue
+from workers.webhook import WebhookClient
+
+
+def default_upcasters() -> Upcasters:
+    """Every schema step of the events Spieltisch has ever written."""
+    return Upcasters.of(UPCASTS)
+
+
+def bot_queue(redis: Redis) -> Queue:
+    """The RQ queue of bot turns; jobs are JSON (ids and versions), never pickles."""
+    return Queue(QUEUE, connection=redis, serializer=JSONSerializer)
+
+
+@dataclass(frozen=True)
+class Runtime:
+    service: TableService
+    turns: TurnQueue
+    player: TurnPlayer
+
+
+def build_runtime(
+    redis: Redis,
+    config: Config,
+    *,
+    registry: GameRegistry | None = None,
+    upcasters: Upcasters | None = None,
+    wake: Callable[[], None] = lambda: None,
+) -> Runtime:
+    """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued."""
+    bots = default_bots()
+    webhooks = WebhookClient(config.webhook_timeout_seconds)
+    turns = TurnQueue(
+        redis,
+        bot_queue(redis),
+        job_timeout_seconds=config.webhook_timeout_seconds + 5,
+        wake=wake,
+    )
+    service = TableService(
+        store=EventStore(redis, upcasters or default_upcasters()),
+        vault=SeedVault(redis),
+        tables=Tables(registry or default_registry()),
+        cache=TableCache(config.cache_size),
+        turns=turns,
+        bot_names=frozenset(bots),
+    )
+    return Runtime(service, turns, TurnPlayer(service, bots, webhooks))

@@ -1,0 +1,105 @@
+"""Queueing bot turns as RQ jobs, and finding again the turns whose job was lost."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from redis import Redis
+from rq import Queue, Retry
+
+from domain.table import Status, Table
+
+QUEUE = "bots"
+WAITING = "bots:waiting"
+"""A sorted set: the tables with a bot turn outstanding, scored by when to look again."""
+PLAY_TURN = "workers.jobs.play_turn"
+RETRIES = 2
+
+
+def job_id(table_id: str, version: int, seat: int) -> str:
+    """One job per turn: queueing the same turn twice collapses into one job."""
+    return f"turn-{table_id}-{version}-{seat}"
+
+
+def claim_key(table_id: str, version: int, seat: int) -> str:
+    return f"game:{{{table_id}}}:turn:{version}:{seat}"
+
+
+class TableSource(Protocol):
+    """Where the sweep reads tables: `TableService` in the service."""
+
+    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
+        """The table and the seats that may act now; None if there is no such table."""
+        ...
+
+
+class TurnQueue:
+    """Queues a job for each bot seat that may act, once per table version and seat.
+
+    A turn is claimed (a key that expires) when its job is queued. If the job is lost, say with a
+    worker killed mid-turn, the claim runs out and the next `schedule` of that table, from a read
+    or from the workers' periodic `sweep`, queues the turn again. A job for a version that has
+    passed does nothing, so a turn queued twice is still played once.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        queue: Queue,
+        *,
+        job_timeout_seconds: float,
+        clock: Callable[[], float] = time.time,
+        wake: Callable[[], None] = lambda: None,
+    ) -> None:
+        self.redis = redis
+        self.queue = queue
+        self.job_timeout = max(1, round(job_timeout_seconds))
+        # A claim outlives the longest a job may run, so only a lost job lets it run out.
+        self.claim_ms = (self.job_timeout + 5) * 1000
+        self.clock = clock
+        self.wake = wake
+
+    def schedule(self, table: Table, to_act: Sequence[int]) -> list[str]:
+        """Queue the turns of `table`'s bot seats in `to_act` not queued yet; their job ids."""
+        if not any(seat and seat.player for seat in table.seats):
+            return []
+        bots = table.bots_to_act(to_act) if table.status is Status.RUNNING else []
+        if not bots:
+            self.redis.zrem(WAITING, table.id)
+            return []
+        queued = []
+        for seat in bots:
+            if self.redis.set(
+                claim_key(table.id, table.version, seat), 1, nx=True, px=self.claim_ms
+            ):
+                self.queue.enqueue(
+                    PLAY_TURN,
+                    table.id,
+                    table.version,
+                    seat,
+                    job_id=job_id(table.id, table.version, seat),
+                    job_timeout=self.job_timeout,
+                    result_ttl=0,
+                    failure_ttl=24 * 3600,
+                    retry=Retry(max=RETRIES),
+                )
+                queued.append(job_id(table.id, table.version, seat))
+        self.redis.zadd(WAITING, {table.id: self.clock() * 1000 + self.claim_ms})
+        if queued:
+            self.wake()
+        return queued
+
+    def sweep(self, tables: TableSource) -> list[str]:
+        """Queue again every outstanding turn whose claim ran out; their job ids."""
+        due: list[bytes] = self.redis.zrangebyscore(WAITING, "-inf", self.clock() * 1000)  # type: ignore[assignment]
+        queued = []
+        for member in due:
+            table_id = member.decode()
+            current = tables.current(table_id)
+            if current is None:
+                self.redis.zrem(WAITING, table_id)
+                continue
+            queued += self.schedule(*current)
+        return queued

@@ -1,0 +1,82 @@
+"""The RQ workers that play bot turns.
+
+`BotWorker` is the Procfile's worker. It runs each job in its own process instead of forking a
+child per job as RQ's default worker does: a bot turn takes a few milliseconds, a fork costs more
+than that (`bench/bots.py` prints both rates). Between jobs it also sweeps for turns whose job
+was lost. `EmbeddedWorker` runs the same worker in a thread of the service when there is no Redis.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from rq import SimpleWorker
+from rq.job import Job
+from rq.queue import Queue
+from rq.serializers import JSONSerializer
+from rq.timeouts import TimerDeathPenalty
+
+from service.config import Config
+from workers.jobs import PLAYER
+from workers.runtime import Runtime, bot_queue, build_runtime
+
+SWEEP_SECONDS = 5
+"""How often a worker looks for bot turns whose job was lost."""
+
+
+class BotWorker(SimpleWorker):
+    """Runs bot jobs in-process and sweeps for lost turns every few seconds."""
+
+    def __init__(self, *args: Any, runtime: Runtime | None = None, **kwargs: Any) -> None:
+        kwargs["serializer"] = kwargs.get("serializer") or JSONSerializer
+        # The worker waits for a job at most `worker_ttl - 15` seconds before its housekeeping,
+        # where the sweep runs.
+        kwargs.setdefault("worker_ttl", SWEEP_SECONDS + 15)
+        kwargs.setdefault("maintenance_interval", SWEEP_SECONDS)
+        super().__init__(*args, **kwargs)
+        self.runtime = runtime or build_runtime(self.connection, Config.from_env())
+
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        token = PLAYER.set(self.runtime.player)
+        try:
+            super().execute_job(job, queue)
+        finally:
+            PLAYER.reset(token)
+
+    def run_maintenance_tasks(self) -> None:
+        super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
+        self.runtime.turns.sweep(self.runtime.service)
+
+
+class ThreadWorker(BotWorker):
+    """A `BotWorker` that runs in a thread: no signals, which only the main thread may use."""
+
+    death_penalty_class = TimerDeathPenalty
+
+    def _install_signal_handlers(self) -> None:
+        pass
+
+
+class EmbeddedWorker:
+    """The embedded mode's bot worker: a daemon thread, started when the first turn is queued."""
+
+    def __init__(self) -> None:
+        self.runtime: Runtime | None = None
+        self._worker: ThreadWorker | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._worker is not None:
+                return
+            assert self.runtime is not None, "give the worker its runtime before starting it"
+            redis = self.runtime.turns.redis
+            self._worker = ThreadWorker([bot_queue(redis)], connection=redis, runtime=self.runtime)
+            thread = threading.Thread(
+                target=self._worker.work,
+                kwargs={"with_scheduler": False, "logging_level": "WARNING"},
+                name="spieltisch-bots",
+                daemon=True,
+            )
+            thread.start()
