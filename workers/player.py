@@ -21,7 +21,7 @@ class Outcome(StrEnum):
     PLAYED = "played"
     SUBSTITUTED = "substituted"
     STALE = "stale"
-    """The table is past that version, or the seat may no longer act: nothing to do."""
+    """The table is past that version, the seat may not act, or no bot plays it."""
 
 
 class TurnPlayer:
@@ -39,7 +39,9 @@ class TurnPlayer:
         table = loaded.table
         tables = self.service.tables
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
-        if table.version != version or player is None or seat not in tables.to_act(table):
+        if player is None or player.player is None:
+            return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
+        if table.version != version or seat not in tables.to_act(table):
             return Outcome.STALE
         view = tables.view(table, seat)
         moves = tables.legal_moves(table, seat)

@@ -1,0 +1,403 @@
+"""Bot seats: turns queued as RQ jobs, played from the seat's view only, webhooks with a stand-in.
+
+The worker runs in burst mode (it drains the queue, then returns), so each test sees every job
+its commands queued played to the end, on fakeredis and on a real Redis server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from random import Random
+from typing import Any
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+
+from domain.rules import JSON, Event
+from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Tables
+from events.envelope import START
+from service.app import create_app
+from service.config import Config
+from service.tables import BotSeat, Caller, TableService
+from workers.player import Outcome
+from workers.runtime import Runtime, bot_queue, build_runtime
+from workers.turns import WAITING, claim_key, job_id
+from workers.webhook import SIGNATURE_HEADER
+from workers.worker import BotWorker
+
+
+@dataclass
+class Clock:
+    now: float = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def runtime(any_redis: redis.Redis) -> Runtime:
+    return build_runtime(any_redis, Config(webhook_timeout_seconds=0.5))
+
+
+def drain(runtime: Runtime) -> None:
+    """Run every queued bot job, and the jobs they queue, until the queue is empty."""
+    redis_client = runtime.turns.redis
+    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, runtime=runtime)
+    worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+
+
+def seat_human(service: TableService, table_id: str) -> str:
+    token: str = service.take_seat(table_id, None, "Ada", None)["token"]  # type: ignore[assignment]
+    return token
+
+
+def log_types(service: TableService, table_id: str) -> list[str]:
+    return [record.type for record in service.store.read(table_id, START)]
+
+
+# -- queueing -------------------------------------------------------------------------------------
+
+
+def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Runtime) -> None:
+    service = runtime.service
+    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created["id"])
+    seat_human(service, table_id)  # the last seat deals: the bot in seat 1 is to act
+    table = service.load(table_id).table
+    assert service.tables.to_act(table) == [1]
+    expected = job_id(table_id, table.version, 1)
+    assert bot_queue(runtime.turns.redis).job_ids == [expected]
+    for _ in range(3):
+        assert runtime.turns.schedule(table, [1]) == []
+        service.view(table_id, Caller(None))  # reads look for lost turns too
+    assert bot_queue(runtime.turns.redis).job_ids == [expected]
+
+
+def test_tables_without_bots_queue_nothing(runtime: Runtime) -> None:
+    service = runtime.service
+    table_id = str(service.create("pig10", 2, {}, None)["id"])
+    seat_human(service, table_id)
+    seat_human(service, table_id)
+    assert bot_queue(runtime.turns.redis).count == 0
+    assert runtime.turns.redis.zcard(WAITING) == 0
+
+
+def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Redis) -> None:
+    clock = Clock()
+    runtime = build_runtime(any_redis, Config())
+    runtime.turns.clock = clock
+    service = runtime.service
+    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created["id"])
+    seat_human(service, table_id)
+    version = service.load(table_id).table.version
+    queue = bot_queue(any_redis)
+    queue.empty()  # the job is lost, say with the worker that held it
+    assert runtime.turns.sweep(service) == [], "not due yet: the claim still holds"
+    any_redis.delete(claim_key(table_id, version, 1))  # the claim runs out ...
+    clock.now += runtime.turns.claim_ms / 1000 + 1  # ... and the table is due for a look
+    assert runtime.turns.sweep(service) == [job_id(table_id, version, 1)]
+    drain(runtime)
+    assert service.load(table_id).table.version > version, "the bot played its turn"
+
+
+def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Runtime) -> None:
+    clock = Clock()
+    runtime.turns.clock = clock
+    service = runtime.service
+    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created["id"])
+    seat_human(service, table_id)
+    drain(runtime)  # the bot moves; now the human is to act
+    clock.now += 10**6
+    assert runtime.turns.sweep(service) == []
+    assert runtime.turns.redis.zcard(WAITING) == 0
+
+
+# -- playing a turn -------------------------------------------------------------------------------
+
+
+def test_an_all_bot_game_plays_itself_to_the_end(runtime: Runtime) -> None:
+    service = runtime.service
+    bots = [BotSeat(seat, "random") for seat in range(4)]
+    table_id = str(service.create("pig10", 4, {}, "bots only", bots)["id"])
+    drain(runtime)
+    table = service.load(table_id).table
+    assert table.result is not None
+    audit = service.audit(table_id)
+    assert audit["ok"], audit["problems"]
+    assert runtime.turns.redis.zcard(WAITING) == 0
+
+
+def test_a_job_for_a_version_that_has_passed_does_nothing(runtime: Runtime) -> None:
+    service = runtime.service
+    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created["id"])
+    seat_human(service, table_id)
+    version = service.load(table_id).table.version
+    assert runtime.player.play(table_id, version, 1) is Outcome.PLAYED
+    after = service.load(table_id).table.version
+    assert runtime.player.play(table_id, version, 1) is Outcome.STALE
+    assert runtime.player.play(table_id, after, 0) is Outcome.STALE, "seat 0 is a human"
+    assert service.load(table_id).table.version == after
+
+
+@dataclass
+class RecordingBot:
+    """A bot that remembers what it was shown, and plays the first legal move."""
+
+    name: str = "recording"
+    description: str = "remembers its inputs"
+    shown: list[tuple[dict[str, JSON], list[JSON]]] = field(default_factory=list)
+
+    def choose(self, view: Mapping[str, JSON], moves: Sequence[JSON], rng: Random) -> JSON:
+        self.shown.append((dict(view), list(moves)))
+        return moves[0]
+
+
+def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) -> None:
+    recording = RecordingBot()
+    runtime.player.bots = {**runtime.player.bots, recording.name: recording}
+    service = runtime.service
+    service.bot_names = frozenset(runtime.player.bots)
+    bots = [BotSeat(0, "recording"), BotSeat(1, "random"), BotSeat(2, "random")]
+    table_id = str(service.create("pig10", 3, {}, None, bots)["id"])
+    drain(runtime)
+    assert recording.shown, "the recording bot had turns"
+    records = service.store.read(table_id, START)
+    tables: Tables = service.tables
+    for view, moves in recording.shown:
+        past = tables.fold([r.event for r in records[: view["version"]]])  # type: ignore[misc]
+        assert past is not None
+        assert view == tables.view(past, 0)
+        assert moves == tables.legal_moves(past, 0)
+        assert "hands" not in json.dumps(view), "no other seat's hand"
+
+
+# -- webhooks -------------------------------------------------------------------------------------
+
+
+@dataclass
+class WebhookBot:
+    """A real HTTP server standing in for an external bot; `behave` picks its answer."""
+
+    behave: str = "first"
+    received: list[tuple[dict[str, Any], str | None, bytes]] = field(default_factory=list)
+
+    def answer(self, turn: dict[str, Any]) -> tuple[int, bytes]:
+        moves = turn["legal_moves"]
+        if self.behave == "sleep":
+            time.sleep(1.5)
+        if self.behave == "error":
+            return 500, b"{}"
+        if self.behave == "garbage":
+            return 200, b"not json"
+        if self.behave == "illegal":
+            return 200, json.dumps({"move": {"card": 99, "mode": "add"}}).encode()
+        return 200, json.dumps({"move": moves[-1]}).encode()
+
+
+@pytest.fixture
+def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
+    bot = WebhookBot()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            turn = json.loads(body)
+            bot.received.append((turn, self.headers.get(SIGNATURE_HEADER), body))
+            status, answer = bot.answer(turn)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(answer)
+            except OSError:
+                pass  # the caller gave up waiting
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield bot, f"http://127.0.0.1:{server.server_address[1]}/turn"
+    server.shutdown()
+    server.server_close()
+
+
+def webhook_table(runtime: Runtime, url: str) -> tuple[str, str]:
+    """A two-seat table: a human in seat 0, the webhook in seat 1, which moves first."""
+    service = runtime.service
+    table_id = str(service.create("pig10", 2, {"first_seat": 1}, None)["id"])
+    token = str(service.take_seat(table_id, 1, None, None, webhook=url)["token"])
+    seat_human(service, table_id)
+    return table_id, token
+
+
+def test_a_webhook_plays_its_seat_and_can_verify_the_request(
+    runtime: Runtime, webhook_bot: tuple[WebhookBot, str]
+) -> None:
+    bot, url = webhook_bot
+    table_id, token = webhook_table(runtime, url)
+    drain(runtime)
+    [(turn, signature, body)] = bot.received
+    service = runtime.service
+    assert (turn["table"], turn["seat"]) == (table_id, 1)
+    played = service.store.read(table_id, START)[turn["version"]]
+    assert played.type == "pig10.CardPlayed"
+    assert played.seq == turn["version"] + 1, "the move was decided on the version it was asked"
+    assert {"card": played.data["card"], "mode": played.data["mode"]} == turn["legal_moves"][-1]
+    assert turn["view"]["you"] == 1
+    assert "hand" in turn["view"]["state"]
+    assert set(turn) == {"table", "game", "seat", "version", "deadline", "view", "legal_moves"}
+    key = hashlib.sha256(token.encode()).hexdigest().encode()
+    assert signature == "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+    assert MOVE_SUBSTITUTED not in log_types(service, table_id)
+
+
+@pytest.mark.parametrize(
+    ("behave", "reason"),
+    [("sleep", "timeout"), ("error", "error"), ("garbage", "error"), ("illegal", "illegal")],
+)
+def test_a_webhook_that_fails_is_replaced_for_the_turn_and_the_log_says_so(
+    runtime: Runtime, webhook_bot: tuple[WebhookBot, str], behave: str, reason: str
+) -> None:
+    bot, url = webhook_bot
+    bot.behave = behave
+    table_id, _ = webhook_table(runtime, url)
+    before = runtime.service.load(table_id).table.version
+    drain(runtime)
+    records = runtime.service.store.read(table_id, START)[before:]
+    assert [r.type for r in records][:2] == [MOVE_SUBSTITUTED, "pig10.CardPlayed"]
+    assert records[0].data == {"seat": 1, "reason": reason}
+    table = runtime.service.load(table_id).table
+    assert runtime.service.tables.to_act(table) == [0], "the game went on to the human"
+
+
+def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Runtime) -> None:
+    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as closed:
+        url = f"http://127.0.0.1:{closed.server_address[1]}/"
+    table_id, _ = webhook_table(runtime, url)
+    drain(runtime)
+    substituted = [
+        r for r in runtime.service.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
+    ]
+    assert [r.data["reason"] for r in substituted] == ["error"]
+
+
+# -- over HTTP ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def client(fake_redis: redis.Redis) -> FlaskClient:
+    return create_app(Config(), redis_client=fake_redis).test_client()
+
+
+def test_bot_seats_over_http(client: FlaskClient) -> None:
+    created = client.post(
+        "/v1/tables", json={"game": "pig10", "seats": 3, "bots": [{"seat": 2, "bot": "random"}]}
+    )
+    assert created.status_code == 201
+    table = created.get_json()
+    assert [seat["bot"] for seat in table["seats"]] == [None, None, "random"]
+    assert table["seats"][2]["name"] == "random bot"
+    url = f"/v1/tables/{table['id']}/seats"
+    webhook = "http://bots.example/spieltisch?secret=s3cret"
+    taken = client.post(url, json={"seat": 1, "webhook": webhook, "name": "Hook"}).get_json()
+    assert taken["token"]
+    assert taken["table"]["seats"][1]["bot"] == "webhook"
+    human = client.post(url, json={"name": "Ada"}).get_json()
+    assert human["table"]["status"] == "running"
+    for token in (None, human["token"]):
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        log = client.get(f"/v1/tables/{table['id']}/events", headers=headers).get_json()
+        assert "s3cret" not in json.dumps(log), "a webhook URL is never shown"
+        assert "token_sha256" not in json.dumps(log)
+        seats = [e["data"] for e in log["events"] if e["type"] == SEAT_TAKEN]
+        assert [s["bot"] for s in seats] == ["random", None, None]
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "problem"),
+    [
+        ({"bot": "grandmaster"}, 422, "unknown-bot"),
+        ({"bot": "random", "webhook": "http://bots.example/"}, 422, "invalid-body"),
+        ({"webhook": "ftp://bots.example/"}, 422, "invalid-body"),
+        ({"webhook": "not a url"}, 422, "invalid-body"),
+        ({}, 422, "invalid-body"),
+    ],
+)
+def test_bad_seat_requests_write_nothing(
+    client: FlaskClient, body: dict[str, Any], status: int, problem: str
+) -> None:
+    table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    answer = client.post(f"/v1/tables/{table_id}/seats", json=body)
+    assert (answer.status_code, answer.get_json()["type"]) == (status, f"/problems/{problem}")
+    assert client.get(f"/v1/tables/{table_id}").get_json()["version"] == 1
+
+
+@pytest.mark.parametrize(
+    ("bots", "problem"),
+    [
+        ([{"seat": 0, "bot": "grandmaster"}], "unknown-bot"),
+        ([{"seat": 0, "bot": "random"}, {"seat": 0, "bot": "random"}], "invalid-body"),
+        ([{"seat": 2, "bot": "random"}], "invalid-body"),
+        ([{"seat": 0}], "invalid-body"),
+    ],
+)
+def test_bad_bots_at_creation_create_nothing(
+    client: FlaskClient, fake_redis: redis.Redis, bots: list[Any], problem: str
+) -> None:
+    answer = client.post("/v1/tables", json={"game": "pig10", "seats": 2, "bots": bots})
+    assert (answer.status_code, answer.get_json()["type"]) == (422, f"/problems/{problem}")
+    assert fake_redis.keys("game:*") == []
+
+
+def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
+    """No Redis at all: the one process runs the bot jobs, so a bots-only game finishes."""
+    client = create_app(Config()).test_client()
+    bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
+    table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
+    deadline = time.monotonic() + 60
+    while (view := client.get(f"/v1/tables/{table['id']}").get_json())["status"] != "finished":
+        assert time.monotonic() < deadline, f"the bots stopped at version {view['version']}"
+        time.sleep(0.02)
+    assert client.get(f"/v1/tables/{table['id']}/audit").get_json()["ok"]
+
+
+# -- the log of older versions --------------------------------------------------------------------
+
+
+def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime) -> None:
+    """SeatTaken v1 (no `bot`, no `webhook`) is stored as it was and upcast on read."""
+    service = runtime.service
+    table_id = str(service.create("pig10", 3, {}, None)["id"])
+    seat_human(service, table_id)
+    loaded = service.load(table_id)
+    v1 = Event(SEAT_TAKEN, {"seat": 1, "name": "Old", "token_sha256": "ab" * 32, "entropy": None})
+    meta = {
+        "command_id": "old-seat",
+        "command": {
+            "type": "TakeSeat",
+            "args": {"seat": 1, "name": "Old", "token_sha256": "ab" * 32, "entropy": None},
+        },
+        "seat": None,
+        "time": "2020-01-01T00:00:00+00:00",
+    }
+    service.store.append(table_id, loaded.position, [v1], meta)
+    stored = service.store.read(table_id, START, upcast=False)[-1]
+    assert (stored.v, "bot" in stored.data) == (1, False)
+    fresh = build_runtime(runtime.turns.redis, Config()).service
+    table = fresh.load(table_id).table
+    assert table.seats[1] is not None
+    assert (table.seats[1].name, table.seats[1].player) == ("Old", None)
+    assert fresh.store.read(table_id, START)[-1].data["bot"] is None
