@@ -55,7 +55,7 @@ def drain(runtime: Runtime) -> None:
 
 
 def seat_human(service: TableService, table_id: str) -> str:
-    token: str = service.take_seat(table_id, None, "Ada", None)["token"]  # type: ignore[assignment]
+    token: str = service.take_seat(table_id, None, "Ada", None)["token"]
     return token
 
 
@@ -100,7 +100,7 @@ def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Re
     seat_human(service, table_id)
     version = service.load(table_id).table.version
     queue = bot_queue(any_redis)
-    queue.empty()  # the job is lost, say with the worker that held it
+    queue.empty()  # type: ignore[no-untyped-call]  # the job is lost, say with the worker that held it
     assert runtime.turns.sweep(service) == [], "not due yet: the claim still holds"
     any_redis.delete(claim_key(table_id, version, 1))  # the claim runs out ...
     clock.now += runtime.turns.claim_ms / 1000 + 1  # ... and the table is due for a look
@@ -175,7 +175,7 @@ def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) ->
     records = service.store.read(table_id, START)
     tables: Tables = service.tables
     for view, moves in recording.shown:
-        past = tables.fold([r.event for r in records[: view["version"]]])  # type: ignore[misc]
+        past = tables.fold([r.event for r in records[: view["version"]]])
         assert past is not None
         assert view == tables.view(past, 0)
         assert moves == tables.legal_moves(past, 0)
