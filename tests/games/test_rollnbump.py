@@ -1,0 +1,494 @@
+"""Roll'n Bump rule tests: hand-built positions pinned against `shared/rules/rollnbump.md`.
+
+Sections follow the rules file paragraph by paragraph. Every test talks to the engine through
+`RULES`; events are folded with `RULES.evolve`, chance comes from seeded `random.Random`s.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from functools import reduce
+from random import Random
+from typing import Any
+
+import pytest
+
+from domain.games.rollnbump import (
+    ALL_CARDS,
+    CARD_IDS,
+    CARD_NUMBERS,
+    COLOURS,
+    DEFAULT_POINTS,
+    RULES,
+    STACKS,
+    Claim,
+    State,
+    parse_points,
+)
+from domain.rules import Event, OptionError, Result, RuleError
+
+SEED = 4242
+
+
+def position(
+    tops: Sequence[str | None],
+    *,
+    players: int = 3,
+    face_down: Sequence[int] | None = None,
+    claims: Mapping[int, tuple[int, Sequence[int]]] | None = None,
+    won: Sequence[Sequence[str]] | None = None,
+    dice: Sequence[int] = (),
+    rolls: int = 1,
+    turn: int | None = 0,
+    turns: int = 10,
+    dice_count: int = 5,
+    white_spot: tuple[int, Sequence[int]] | None = None,
+    white_holder: int | None = None,
+    white_value: int | None = None,
+    joker: tuple[int, str] | None = None,
+    claiming: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> State:
+    """A running game: `tops` are the face-up cards by stack, `claims` map stack -> (seat, dice).
+
+    Every card neither face up nor won counts as unseen; by default every stack has three
+    face-down cards, it is turn `turns` (past the first round) and seat 0 has rolled once.
+    """
+    start = RULES.initial_state(players, RULES.info.resolve_options(players, options or {}))
+    top_numbers = tuple(None if card is None else CARD_NUMBERS[card] for card in tops)
+    won_numbers = tuple(
+        tuple(sorted(CARD_NUMBERS[card] for card in cards))
+        for cards in (won if won is not None else [()] * players)
+    )
+    seen = [card for card in top_numbers if card is not None]
+    seen += [card for cards in won_numbers for card in cards]
+    unseen = ALL_CARDS
+    for card in seen:
+        unseen &= ~(1 << card)
+    claim_list: list[Claim | None] = [None] * len(tops)
+    for stack, (seat, claimed) in (claims or {}).items():
+        claim_list[stack] = Claim(seat, tuple(claimed))
+    return State(
+        players=players,
+        points=start.points,
+        tops=top_numbers,
+        face_down=tuple(face_down) if face_down is not None else (3,) * len(tops),
+        claims=tuple(claim_list),
+        unseen=unseen,
+        won=won_numbers,
+        white_spot=None if white_spot is None else Claim(white_spot[0], tuple(white_spot[1])),
+        white_holder=white_holder,
+        white_value=white_value,
+        joker_holder=None if joker is None else joker[0],
+        joker_colour=None if joker is None else COLOURS.index(joker[1]),
+        turn=turn,
+        turns=turns,
+        dice_count=dice_count,
+        dice=tuple(sorted(dice)),
+        rolls=rolls,
+        claiming=claiming,
+    )
+
+
+def fold(state: State, events: Iterable[Event]) -> State:
+    return reduce(RULES.evolve, events, state)
+
+
+def act(
+    state: State, seat: int, move: Mapping[str, Any], seed: int = SEED
+) -> tuple[State, list[Event]]:
+    """Decide `move` and fold its events."""
+    events = RULES.decide(state, seat, move, Random(seed))
+    return fold(state, events), events
+
+
+def broken_rule(state: State, seat: int, attempt: object) -> str:
+    """The rule slug `decide` refuses `attempt` with; also checks `state` was left untouched."""
+    before = copy.deepcopy(state)
+    with pytest.raises(RuleError) as error:
+        RULES.decide(state, seat, attempt, Random(SEED))
+    assert state == before
+    assert error.value.detail
+    return error.value.rule
+
+
+def of_type(events: Iterable[Event], kind: str) -> list[dict[str, Any]]:
+    return [dict(event.data) for event in events if event.type == kind]
+
+
+def moves_of(state: State, kind: str, seat: int = 0) -> list[dict[str, Any]]:
+    """The legal moves of `seat` of one type."""
+    return [m for m in RULES.legal_moves(state, seat) if m["type"] == kind]
+
+
+def claim(stack: int, *dice: int) -> dict[str, Any]:
+    return {"type": "claim", "stack": stack, "dice": list(dice)}
+
+
+def spot(*dice: int) -> dict[str, Any]:
+    return {"type": "claim_white_spot", "dice": list(dice)}
+
+
+def roll(*keep: int, keep_white: bool = False) -> dict[str, Any]:
+    return {"type": "roll", "keep": list(keep), "keep_white": keep_white}
+
+
+END = {"type": "end_turn"}
+
+
+def dealt(players: int, seed: int, **options: Any) -> tuple[list[Event], State]:
+    resolved = RULES.info.resolve_options(players, options)
+    events = RULES.setup(players, resolved, Random(seed))
+    return events, fold(RULES.initial_state(players, resolved), events)
+
+
+def finished(state: State) -> Result:
+    result = RULES.result(state)
+    assert result is not None
+    return result
+
+
+# --- components ----------------------------------------------------------------------------------
+
+
+def test_48_cards_four_colours_twelve_kinds() -> None:
+    assert len(CARD_IDS) == len(set(CARD_IDS)) == 48
+    assert COLOURS == ("red", "yellow", "blue", "black")
+    kinds = [f"single-{n}" for n in range(1, 7)]
+    kinds += ["pair", "triple", "quad", "run-3", "run-4", "run-5"]
+    assert {f"{colour}-{kind}" for colour in COLOURS for kind in kinds} == set(CARD_IDS)
+
+
+def test_two_to_five_players() -> None:
+    assert (RULES.info.min_players, RULES.info.max_players) == (2, 5)
+    assert RULES.info.title == "Roll'n Bump"
+
+
+# Cards each seat holds and the card points they are worth by default (rollnbump.md).
+DEFAULT_CARD_POINTS = [
+    pytest.param(["red-single-1"], 1, id="single-1"),
+    pytest.param(["red-single-6"], 1, id="single-6"),
+    pytest.param(["red-pair"], 2, id="pair"),
+    pytest.param(["red-run-3"], 2, id="run-3"),
+    pytest.param(["red-triple"], 4, id="triple"),
+    pytest.param(["red-run-4"], 4, id="run-4"),
+    pytest.param(["red-run-5"], 6, id="run-5"),
+    pytest.param(["red-quad"], 8, id="quad"),
+]
+
+
+def game_over(
+    won: Sequence[Sequence[str]],
+    *,
+    joker: tuple[int, str] | None = None,
+    white: tuple[int, int] | None = None,
+    options: Mapping[str, Any] | None = None,
+) -> State:
+    """A finished game in which each seat won `won`; `white` is (holder, scoring roll)."""
+    state = position(
+        ["blue-pair"],
+        players=len(won),
+        face_down=[0],
+        won=won,
+        joker=joker,
+        white_holder=None if white is None else white[0],
+        options=options,
+    )
+    events = [] if white is None else [Event("WhiteDieRolled", {"seat": white[0], "value": white[1]})]
+    return fold(state, [*events, Event("GameEnded", {"empty_stacks": []})])
+
+
+@pytest.mark.parametrize(("cards", "points"), DEFAULT_CARD_POINTS)
+def test_default_card_points(cards: list[str], points: int) -> None:
+    result = finished(game_over([cards, []]))
+    assert result.scores == (points, 0)
+    assert result.details["parts"][0] == {"cards": points, "joker": 0, "sets": 0, "white_die": 0}
+
+
+def test_the_joker_is_worth_15() -> None:
+    result = finished(game_over([[], []], joker=(1, "black")))
+    assert result.scores == (0, 15)
+    assert result.details["parts"][1]["joker"] == 15
+
+
+def test_card_points_option_changes_the_points() -> None:
+    options = {"card_points": "single=3, quad=20,joker=0"}
+    result = finished(
+        game_over([["red-single-2", "red-quad"], ["blue-pair"]], joker=(1, "red"), options=options)
+    )
+    # seat 0: 3 + 20 and 3 for two reds; seat 1: pair keeps its default 2, joker 0, two cards
+    # in two colours make no set.
+    assert result.scores == (3 + 20 + 3, 2)
+
+
+def test_card_points_default_names_every_kind() -> None:
+    (option,) = [o for o in RULES.info.options if o.name == "card_points"]
+    assert option.default == "single=1,pair=2,triple=4,quad=8,run-3=2,run-4=4,run-5=6,joker=15"
+    assert parse_points(option.default) == DEFAULT_POINTS
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param("", id="empty"),
+        pytest.param("pair", id="no-points"),
+        pytest.param("pair=two", id="not-a-number"),
+        pytest.param("pair=-1", id="negative"),
+        pytest.param("pair=101", id="too-many"),
+        pytest.param("pair=2,pair=3", id="twice"),
+        pytest.param("single-3=2", id="unknown-kind"),
+        pytest.param(3, id="not-a-string"),
+        pytest.param(None, id="null"),
+    ],
+)
+def test_card_points_option_is_checked(value: object) -> None:
+    with pytest.raises(OptionError) as error:
+        RULES.info.resolve_options(3, {"card_points": value})
+    assert error.value.option == "card_points"
+
+
+def test_score_range_covers_the_best_possible_score() -> None:
+    # 36 quads worth 100, the joker worth 100, three colours of 12 plus the joker, a white 6.
+    assert RULES.info.score_range == (0, 37 * 100 + 3 * 78 + 6)
+
+
+# --- setup ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("players", "stacks", "size"), [(2, 6, 6), (3, 9, 4), (4, 9, 4), (5, 12, 3)]
+)
+def test_stacks_per_player_count(players: int, stacks: int, size: int) -> None:
+    events, state = dealt(players, SEED)
+    (deal,) = of_type(events, "StacksDealt")
+    assert len(deal["tops"]) == len(set(deal["tops"])) == stacks
+    assert deal["face_down"] == size - 1
+    assert state.face_down == (size - 1,) * stacks
+    assert all(card is not None for card in state.tops)
+    assert state.unseen.bit_count() == 48 - stacks
+    assert state.claims == (None,) * stacks
+    view = RULES.view(state, None)
+    assert [s["card"] for s in view["stacks"]] == deal["tops"]
+    assert view["unseen_cards"] == 48 - stacks
+
+
+def test_joker_and_white_die_start_in_the_middle() -> None:
+    _, state = dealt(4, SEED)
+    view = RULES.view(state, 2)
+    assert view["joker"] == {"holder": None, "colour": None}
+    assert view["white_die"] == {"holder": None, "value": None}
+    assert view["white_spot"] is None
+
+
+@pytest.mark.parametrize(("players", "first"), [(2, 1), (3, 0), (5, 4)])
+def test_first_seat_option(players: int, first: int) -> None:
+    for seed in range(4):
+        events, state = dealt(players, seed, first_seat=first)
+        assert of_type(events, "TurnStarted") == [{"seat": first, "dice": 3}]
+        assert RULES.to_act(state) == {first}
+
+
+def test_the_rng_chooses_the_first_seat() -> None:
+    firsts = {dealt(4, seed)[1].turn for seed in range(40)}
+    assert firsts == {0, 1, 2, 3}
+    assert dealt(4, 7) == dealt(4, 7)
+
+
+def test_revealed_cards_are_never_seen_before() -> None:
+    """Turned-up cards come from those nobody has seen: no card shows up twice in a game."""
+    for seed in range(6):
+        players = 2 + seed % 4
+        events, state = dealt(players, seed)
+        seen = list(of_type(events, "StacksDealt")[0]["tops"])
+        rng = Random(seed)
+        while RULES.to_act(state):
+            (seat,) = RULES.to_act(state)
+            events = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+            seen += [e["card"] for e in of_type(events, "CardRevealed")]
+            state = fold(state, events)
+        assert len(seen) == len(set(seen))
+        stacks, size = STACKS[players]
+        assert len(seen) <= stacks * size
+
+
+# --- a turn, 1: collect --------------------------------------------------------------------------
+
+TOPS = ["red-pair", "blue-single-3", "yellow-run-3", "black-triple"]
+
+
+def test_collect_takes_the_cards_under_ones_dice_and_turns_up_the_next() -> None:
+    state = position(
+        TOPS,
+        face_down=[2, 0, 1, 3],
+        claims={0: (1, [4, 4]), 1: (2, [3]), 2: (1, [1, 2, 3])},
+        won=[[], ["red-quad"], []],
+    )
+    after, events = act(state, 0, END)
+    assert [e.type for e in events] == [
+        "TurnEnded",
+        "Collected",
+        "CardRevealed",
+        "CardRevealed",
+        "TurnStarted",
+    ]
+    assert of_type(events, "Collected") == [
+        {
+            "seat": 1,
+            "cards": [{"stack": 0, "card": "red-pair"}, {"stack": 2, "card": "yellow-run-3"}],
+            "white_die": False,
+        }
+    ]
+    revealed = of_type(events, "CardRevealed")
+    assert [r["stack"] for r in revealed] == [0, 2]
+    assert all(state.unseen >> CARD_NUMBERS[r["card"]] & 1 for r in revealed)
+    assert after.won[1] == tuple(sorted(CARD_NUMBERS[c] for c in ["red-quad", "red-pair", "yellow-run-3"]))
+    assert after.face_down == (1, 0, 0, 3)
+    assert after.tops[1] == CARD_NUMBERS["blue-single-3"]
+    # Seat 2's dice stay: it collects only at its own turn.
+    assert after.claims == (None, Claim(2, (3,)), None, None)
+    assert RULES.to_act(after) == {1}
+
+
+def test_collect_with_nothing_on_the_table() -> None:
+    state = position(TOPS, claims={1: (2, [3])})
+    after, events = act(state, 0, END)
+    assert of_type(events, "Collected") == [{"seat": 1, "cards": [], "white_die": False}]
+    assert of_type(events, "CardRevealed") == []
+    assert after.tops == state.tops
+    assert of_type(events, "TurnStarted") == [{"seat": 1, "dice": 5}]
+
+
+def test_collect_takes_the_white_die_from_the_spot() -> None:
+    state = position(TOPS, white_spot=(1, [6, 5]))
+    after, events = act(state, 0, END)
+    assert of_type(events, "Collected")[0]["white_die"] is True
+    assert (after.white_spot, after.white_holder, after.white_value) == (None, 1, None)
+    rolled, events = act(after, 1, roll())
+    (dice_rolled,) = of_type(events, "DiceRolled")
+    assert len(dice_rolled["rolled"]) == 5
+    assert dice_rolled["white"] in range(1, 7)
+    assert rolled.white_value == dice_rolled["white"]
+
+
+def test_bumped_dice_win_nothing_at_collect() -> None:
+    state = position(TOPS, claims={0: (1, [2, 2])}, dice=[5, 5, 1], turn=2)
+    state, _ = act(state, 2, claim(0, 5, 5))
+    state, events = act(state, 2, END)
+    assert of_type(events, "Collected") == [{"seat": 0, "cards": [], "white_die": False}]
+    state, events = act(state, 0, roll())
+    state, events = act(state, 0, END)
+    assert of_type(events, "Collected")[0]["cards"] == []  # seat 1 was bumped
+    state, _ = act(state, 1, roll())
+    state, events = act(state, 1, END)
+    assert of_type(events, "Collected")[0] == {
+        "seat": 2,
+        "cards": [{"stack": 0, "card": "red-pair"}],
+        "white_die": False,
+    }
+
+
+# --- a turn, 2: roll -----------------------------------------------------------------------------
+
+
+def test_a_turn_begins_with_rolling_every_die() -> None:
+    state = position(TOPS, rolls=0)
+    assert RULES.legal_moves(state, 0) == [roll()]
+    for attempt in (claim(0, 4, 4), spot(3), END, {"type": "use_white_die", "die": 3}):
+        assert broken_rule(state, 0, attempt) == "roll-first"
+    assert broken_rule(state, 0, roll(3)) == "first-roll-all-dice"
+    after, events = act(state, 0, roll())
+    (rolled,) = of_type(events, "DiceRolled")
+    assert (rolled["seat"], rolled["roll"], rolled["kept"], rolled["white"]) == (0, 1, [], None)
+    assert len(rolled["rolled"]) == 5
+    assert after.dice == tuple(rolled["rolled"])
+    assert after.rolls == 1
+
+
+def test_the_holder_rolls_the_white_die_too_and_may_not_keep_it_on_the_first_roll() -> None:
+    state = position(TOPS, rolls=0, white_holder=0)
+    assert RULES.legal_moves(state, 0) == [roll()]
+    assert broken_rule(state, 0, roll(keep_white=True)) == "first-roll-all-dice"
+    after, events = act(state, 0, roll())
+    assert after.white_value == of_type(events, "DiceRolled")[0]["white"] in range(1, 7)
+
+
+@pytest.mark.parametrize(
+    ("dice", "keep", "rolled"),
+    [([1, 2, 2, 5, 6], [2, 2, 5], 2), ([3, 3, 3, 3, 4], [], 5), ([1, 2, 3, 4, 5], [1, 2, 3, 4], 1)],
+)
+def test_a_re_roll_keeps_the_chosen_dice(dice: list[int], keep: list[int], rolled: int) -> None:
+    state = position(TOPS, dice=dice)
+    after, events = act(state, 0, roll(*keep))
+    (event,) = of_type(events, "DiceRolled")
+    assert (event["roll"], event["kept"], len(event["rolled"])) == (2, keep, rolled)
+    assert after.dice == tuple(sorted(keep + event["rolled"]))
+
+
+def test_a_kept_die_may_be_re_rolled_later() -> None:
+    state = position(TOPS, dice=[6, 6, 1, 1, 2])
+    state, _ = act(state, 0, roll(6, 6))
+    kept_now = [die for die in state.dice if die != 6][:1]
+    assert roll(*kept_now) in RULES.legal_moves(state, 0)
+    after, events = act(state, 0, roll(*kept_now))
+    assert len(of_type(events, "DiceRolled")[0]["rolled"]) == 4
+    assert after.rolls == 3
+
+
+def test_at_most_three_rolls() -> None:
+    state = position(TOPS, dice=[1, 2, 3, 4, 6], rolls=3)
+    assert moves_of(state, "roll") == []
+    assert broken_rule(state, 0, roll(1, 2)) == "three-rolls"
+    state = position(TOPS, dice=[1, 2, 3, 4, 6], rolls=2)
+    assert moves_of(state, "roll")
+    assert act(state, 0, roll(1, 2))[0].rolls == 3
+
+
+def test_re_roll_choices_are_every_multiset_kept_but_all() -> None:
+    state = position(TOPS, dice=[2, 2, 5])
+    keeps = [m["keep"] for m in moves_of(state, "roll")]
+    assert keeps == [[], [2], [2, 2], [2, 5], [5]]
+    assert all(m["keep_white"] is False for m in moves_of(state, "roll"))
+    assert broken_rule(state, 0, roll(2, 2, 5)) == "roll-some-dice"
+    assert broken_rule(state, 0, roll(2, 2, 2)) == "dice-in-hand"
+    assert broken_rule(state, 0, roll(keep_white=True)) == "white-die-held"
+
+
+def test_the_white_die_may_be_kept_or_re_rolled() -> None:
+    state = position(TOPS, dice=[2, 5], white_holder=0, white_value=4)
+    choices = [(m["keep"], m["keep_white"]) for m in moves_of(state, "roll")]
+    assert choices == [
+        ([], False),
+        ([], True),
+        ([2], False),
+        ([2], True),
+        ([2, 5], False),
+        ([5], False),
+        ([5], True),
+    ]
+    after, events = act(state, 0, roll(2, 5))
+    assert after.dice == (2, 5)
+    assert of_type(events, "DiceRolled")[0]["rolled"] == []
+    after, events = act(state, 0, roll(keep_white=True))
+    assert after.white_value == 4
+    assert broken_rule(state, 0, roll(2, 5, keep_white=True)) == "roll-some-dice"
+
+
+def test_no_rolling_once_claiming_has_begun() -> None:
+    state = position(TOPS, dice=[3, 4, 4, 5, 6])
+    after, _ = act(state, 0, claim(1, 3))
+    assert moves_of(after, "roll") == []
+    assert broken_rule(after, 0, roll(4, 4)) == "roll-before-claiming"
+
+
+@pytest.mark.parametrize(("players", "dice"), [(2, [3, 4, 5, 5]), (3, [3, 4, 5, 5]), (5, [3, 4, 5, 5, 5, 5, 5])])
+def test_first_round_rolls_three_then_four_dice(players: int, dice: list[int]) -> None:
+    _, state = dealt(players, SEED, first_seat=players - 1)
+    counts = []
+    for turn in range(len(dice)):
+        (seat,) = RULES.to_act(state)
+        assert seat == (players - 1 + turn) % players
+        state, events = act(state, seat, roll())
+        counts.append(len(of_type(events, "DiceRolled")[0]["rolled"]))
+        state, _ = act(state, seat, END)
+    assert counts == dice
