@@ -7,6 +7,7 @@ Sections follow the rules file paragraph by paragraph. Every test talks to the e
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from random import Random
@@ -492,3 +493,249 @@ def test_first_round_rolls_three_then_four_dice(players: int, dice: list[int]) -
         counts.append(len(of_type(events, "DiceRolled")[0]["rolled"]))
         state, _ = act(state, seat, END)
     assert counts == dice
+
+
+# --- a turn, 3: claim ----------------------------------------------------------------------------
+
+FITS = [
+    pytest.param("single-3", [[3], [3, 3], [3, 3, 3, 3, 3]], [[2], [3, 4], [1, 3]], id="single"),
+    pytest.param("single-6", [[6], [6, 6, 6]], [[5], [1, 6]], id="single-6"),
+    pytest.param("pair", [[1, 1], [6, 6]], [[1], [1, 2], [2, 2, 2]], id="pair"),
+    pytest.param("triple", [[4, 4, 4]], [[4, 4], [4, 4, 4, 4], [3, 4, 4]], id="triple"),
+    pytest.param("quad", [[2, 2, 2, 2]], [[2, 2, 2], [2, 2, 2, 2, 2], [1, 2, 2, 2]], id="quad"),
+    pytest.param("run-3", [[1, 2, 3], [4, 5, 6]], [[1, 2, 4], [1, 2], [1, 2, 3, 4], [2, 2, 3]], id="run-3"),
+    pytest.param("run-4", [[1, 2, 3, 4], [3, 4, 5, 6]], [[1, 2, 3, 5], [2, 3, 4]], id="run-4"),
+    pytest.param("run-5", [[1, 2, 3, 4, 5], [2, 3, 4, 5, 6]], [[1, 2, 3, 4, 6], [1, 3, 4, 5, 6]], id="run-5"),
+]
+
+
+@pytest.mark.parametrize(("kind", "good", "bad"), FITS)
+def test_each_kind_of_card_asks_for_its_pattern(
+    kind: str, good: list[list[int]], bad: list[list[int]]
+) -> None:
+    for dice in good:
+        state = position([f"blue-{kind}"], dice=dice)
+        after, events = act(state, 0, claim(0, *dice))
+        assert of_type(events, "CardClaimed") == [
+            {"seat": 0, "stack": 0, "card": f"blue-{kind}", "dice": dice, "bumped": None}
+        ]
+        assert after.claims[0] == Claim(0, tuple(dice))
+    for dice in bad:
+        state = position([f"blue-{kind}"], dice=dice)
+        assert claim(0, *dice) not in RULES.legal_moves(state, 0)
+        assert broken_rule(state, 0, claim(0, *dice)) == "card-pattern"
+
+
+def test_legal_claims_list_every_pattern_the_dice_show() -> None:
+    tops = ["red-single-3", "red-pair", "red-triple", "red-quad", "red-run-3", "red-run-4"]
+    tops += ["red-run-5", "red-single-6"]
+    state = position(tops, dice=[2, 3, 3, 3, 4])
+    assert [(m["stack"], m["dice"]) for m in moves_of(state, "claim")] == [
+        (0, [3]),
+        (0, [3, 3]),
+        (0, [3, 3, 3]),
+        (1, [3, 3]),
+        (2, [3, 3, 3]),
+        (4, [2, 3, 4]),
+    ]
+
+
+def test_dice_not_placed_stay_with_the_player_and_each_die_is_used_once() -> None:
+    state = position(["red-pair", "blue-pair", "red-run-3"], dice=[2, 2, 3, 4, 6])
+    after, _ = act(state, 0, claim(0, 2, 2))
+    assert after.dice == (3, 4, 6)
+    assert moves_of(after, "claim") == []
+    assert broken_rule(after, 0, claim(1, 2, 2)) == "dice-in-hand"
+    assert broken_rule(after, 0, claim(2, 2, 3, 4)) == "dice-in-hand"
+    assert after.claiming
+    assert RULES.view(after, 1)["dice"] == [3, 4, 6]
+
+
+def test_no_dice_on_a_card_one_already_occupies() -> None:
+    state = position(["red-single-4"], dice=[4, 4, 4, 1, 1])
+    after, _ = act(state, 0, claim(0, 4))
+    assert moves_of(after, "claim") == []
+    assert broken_rule(after, 0, claim(0, 4, 4)) == "own-card"
+
+
+@pytest.mark.parametrize(
+    ("card", "held", "bumps", "fails"),
+    [
+        pytest.param("single-5", [5, 5], [[5, 5, 5]], [[5], [5, 5]], id="single-more-dice"),
+        pytest.param("single-2", [2], [[2, 2], [2, 2, 2]], [[2]], id="single-one-die"),
+        pytest.param("pair", [3, 3], [[4, 4], [6, 6]], [[3, 3], [1, 1], [2, 2]], id="pair"),
+        pytest.param("triple", [5, 5, 5], [[6, 6, 6]], [[5, 5, 5], [4, 4, 4]], id="triple"),
+        pytest.param("quad", [1, 1, 1, 1], [[2, 2, 2, 2]], [[1, 1, 1, 1]], id="quad"),
+        pytest.param("run-3", [2, 3, 4], [[3, 4, 5], [4, 5, 6]], [[2, 3, 4], [1, 2, 3]], id="run-3"),
+        pytest.param("run-4", [2, 3, 4, 5], [[3, 4, 5, 6]], [[2, 3, 4, 5], [1, 2, 3, 4]], id="run-4"),
+        pytest.param("run-5", [1, 2, 3, 4, 5], [[2, 3, 4, 5, 6]], [[1, 2, 3, 4, 5]], id="run-5"),
+    ],
+)
+def test_bumping_needs_a_better_claim(
+    card: str, held: list[int], bumps: list[list[int]], fails: list[list[int]]
+) -> None:
+    for dice in bumps:
+        state = position([f"yellow-{card}"], claims={0: (2, held)}, dice=dice)
+        assert claim(0, *dice) in RULES.legal_moves(state, 0)
+        after, events = act(state, 0, claim(0, *dice))
+        (claimed,) = of_type(events, "CardClaimed")
+        assert claimed["bumped"] == {"seat": 2, "dice": held}
+        assert after.claims[0] == Claim(0, tuple(dice))
+    for dice in fails:
+        state = position([f"yellow-{card}"], claims={0: (2, held)}, dice=dice)
+        assert moves_of(state, "claim") == []
+        assert broken_rule(state, 0, claim(0, *dice)) == "bump-higher"
+
+
+def test_a_single_card_is_bumped_by_more_dice_not_higher_ones() -> None:
+    # Dice on a single card all show its number, so only their count can differ.
+    state = position(["red-single-6", "blue-single-1"], claims={0: (1, [6, 6]), 1: (1, [1])}, dice=[1, 1, 6, 6, 6])
+    assert [(m["stack"], m["dice"]) for m in moves_of(state, "claim")] == [(0, [6, 6, 6]), (1, [1, 1])]
+
+
+def test_bumped_dice_go_back_at_once_and_the_bumper_may_be_bumped_back() -> None:
+    state = position(["black-pair"], claims={0: (1, [2, 2])}, dice=[5, 5, 1, 1, 2], turn=0)
+    state, _ = act(state, 0, claim(0, 5, 5))
+    assert state.claims[0] == Claim(0, (5, 5))
+    assert RULES.view(state, None)["stacks"][0]["claim"] == {"seat": 0, "dice": [5, 5]}
+    state = replace(state, turn=1, dice=(6, 6, 1, 2, 3), claiming=False)
+    state, events = act(state, 1, claim(0, 6, 6))
+    assert of_type(events, "CardClaimed")[0]["bumped"] == {"seat": 0, "dice": [5, 5]}
+
+
+# --- the white-die spot --------------------------------------------------------------------------
+
+
+def test_the_white_die_spot_takes_any_dice_and_counts_their_sum() -> None:
+    state = position(["red-pair"], dice=[1, 3, 6])
+    sums = [m["dice"] for m in moves_of(state, "claim_white_spot")]
+    assert sums == [[1], [1, 3], [1, 3, 6], [1, 6], [3], [3, 6], [6]]
+    after, events = act(state, 0, spot(1, 6))
+    assert of_type(events, "WhiteSpotClaimed") == [{"seat": 0, "dice": [1, 6], "bumped": None}]
+    assert after.white_spot == Claim(0, (1, 6))
+    assert after.dice == (3,)
+    assert moves_of(after, "claim_white_spot") == []
+    assert broken_rule(after, 0, spot(3)) == "own-card"
+
+
+def test_bumping_on_the_white_die_spot_needs_a_higher_sum() -> None:
+    state = position(["red-pair"], dice=[1, 2, 4, 5], white_spot=(2, [3, 4]))
+    offered = [m["dice"] for m in moves_of(state, "claim_white_spot")]
+    assert all(sum(dice) > 7 for dice in offered)
+    assert [1, 2, 5] in offered and [4, 5] in offered
+    assert [2, 5] not in offered  # 7 = 7 does not bump
+    assert broken_rule(state, 0, spot(2, 5)) == "bump-higher"
+    assert broken_rule(state, 0, spot(1, 5)) == "bump-higher"
+    after, events = act(state, 0, spot(1, 2, 5))
+    assert of_type(events, "WhiteSpotClaimed")[0]["bumped"] == {"seat": 2, "dice": [3, 4]}
+    assert after.white_spot == Claim(0, (1, 2, 5))
+
+
+def test_the_spot_cannot_be_claimed_while_someone_holds_the_white_die() -> None:
+    for holder in (0, 1):
+        state = position(["red-pair"], dice=[6, 6], white_holder=holder, white_value=3 if holder == 0 else None)
+        assert moves_of(state, "claim_white_spot") == []
+        assert broken_rule(state, 0, spot(6)) == "white-die-held"
+
+
+# --- the white die -------------------------------------------------------------------------------
+
+
+def test_the_white_die_replaces_one_die_and_goes_back() -> None:
+    state = position(["red-run-5"], dice=[1, 2, 3, 4, 4], white_holder=0, white_value=5)
+    assert moves_of(state, "use_white_die") == [
+        {"type": "use_white_die", "die": die} for die in (1, 2, 3, 4)
+    ]
+    assert moves_of(state, "claim") == []
+    after, events = act(state, 0, {"type": "use_white_die", "die": 4})
+    assert of_type(events, "WhiteDieUsed") == [{"seat": 0, "replaced": 4, "value": 5}]
+    assert after.dice == (1, 2, 3, 4, 5)
+    assert (after.white_holder, after.white_value) == (None, None)
+    assert moves_of(after, "claim") == [claim(0, 1, 2, 3, 4, 5)]
+    assert moves_of(after, "roll") == []
+    assert moves_of(after, "use_white_die") == []
+    # Back beside the stacks, the white die may be claimed again, even by the seat that used it.
+    assert moves_of(after, "claim_white_spot")
+
+
+def test_the_white_die_is_never_placed() -> None:
+    state = position(["red-single-5"], dice=[1, 2], white_holder=0, white_value=5)
+    assert moves_of(state, "claim") == []
+    assert broken_rule(state, 0, claim(0, 5)) == "dice-in-hand"
+
+
+def test_using_the_white_die_must_change_a_die() -> None:
+    state = position(["red-pair"], dice=[2, 5], white_holder=0, white_value=5)
+    assert broken_rule(state, 0, {"type": "use_white_die", "die": 5}) == "white-die-changes"
+    assert broken_rule(state, 0, {"type": "use_white_die", "die": 3}) == "dice-in-hand"
+    other = position(["red-pair"], dice=[2, 5], white_holder=1)
+    assert moves_of(other, "use_white_die") == []
+    assert broken_rule(other, 0, {"type": "use_white_die", "die": 2}) == "white-die-held"
+
+
+def test_an_unused_white_die_stays_with_its_holder() -> None:
+    state = position(TOPS, dice=[1, 2], white_holder=1, turn=1, white_value=6)
+    after, _ = act(state, 1, END)
+    assert after.white_holder == 1
+    assert after.white_value is None
+    assert RULES.view(after, None)["white_die"] == {"holder": 1, "value": None}
+
+
+# --- the joker -----------------------------------------------------------------------------------
+
+
+def test_five_of_a_kind_takes_the_joker_into_a_chosen_colour() -> None:
+    state = position(["red-quad"], dice=[4, 4, 4, 4, 4], won=[["red-pair"], [], []])
+    jokers = moves_of(state, "claim_joker")
+    assert jokers == [
+        {"type": "claim_joker", "dice": [4, 4, 4, 4, 4], "colour": colour} for colour in COLOURS
+    ]
+    after, events = act(state, 0, jokers[0])
+    assert of_type(events, "JokerTaken") == [{"seat": 0, "dice": [4] * 5, "colour": "red"}]
+    assert (after.joker_holder, after.joker_colour) == (0, 0)
+    assert after.dice == ()
+    assert after.colour_counts(0) == [2, 0, 0, 0]
+    assert RULES.view(after, 1)["joker"] == {"holder": 0, "colour": "red"}
+    assert RULES.view(after, 1)["scores"] == [2 + 15 + 3, 0, 0]
+
+
+def test_the_joker_cannot_be_taken_twice_or_bumped() -> None:
+    state = position(["red-quad"], dice=[4, 4, 4, 4, 4], joker=(1, "blue"), turn=0)
+    assert moves_of(state, "claim_joker") == []
+    attempt = {"type": "claim_joker", "dice": [4] * 5, "colour": "red"}
+    assert broken_rule(state, 0, attempt) == "joker-taken"
+
+
+@pytest.mark.parametrize("dice", [[4, 4, 4, 4, 5], [4, 4, 4, 4]])
+def test_the_joker_needs_five_of_a_kind(dice: list[int]) -> None:
+    state = position(["red-quad"], dice=dice)
+    assert moves_of(state, "claim_joker") == []
+    attempt = {"type": "claim_joker", "dice": dice, "colour": "red"}
+    assert broken_rule(state, 0, attempt) == "joker-five-of-a-kind"
+
+
+def test_the_joker_goes_only_to_a_colour_with_fewer_than_12_cards() -> None:
+    reds = [f"red-{kind}" for kind in [f"single-{n}" for n in range(1, 7)]]
+    reds += ["red-pair", "red-triple", "red-quad", "red-run-3", "red-run-4", "red-run-5"]
+    state = position(["blue-pair"], dice=[2] * 5, won=[reds, [], []])
+    assert [m["colour"] for m in moves_of(state, "claim_joker")] == ["yellow", "blue", "black"]
+    attempt = {"type": "claim_joker", "dice": [2] * 5, "colour": "red"}
+    assert broken_rule(state, 0, attempt) == "joker-colour"
+
+
+def test_the_white_die_can_complete_five_of_a_kind() -> None:
+    state = position(["red-quad"], dice=[3, 3, 3, 3, 6], white_holder=0, white_value=3)
+    state, _ = act(state, 0, {"type": "use_white_die", "die": 6})
+    assert len(moves_of(state, "claim_joker")) == 4
+
+
+# --- a turn, 4: end ------------------------------------------------------------------------------
+
+
+def test_ending_the_turn_passes_to_the_left_neighbour() -> None:
+    state = position(TOPS, players=4, turn=3, dice=[1, 2, 3])
+    assert RULES.legal_moves(state, 3)[-1] == END
+    after, events = act(state, 3, END)
+    assert of_type(events, "TurnEnded") == [{"seat": 3}]
+    assert of_type(events, "TurnStarted") == [{"seat": 0, "dice": 5}]
+    assert (after.rolls, after.dice, after.claiming, after.turns) == (0, (), False, 11)
