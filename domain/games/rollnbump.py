@@ -642,7 +642,9 @@ class RollnBump:
             dice = FIRST_ROUND_DICE[after.turns] if after.turns < len(FIRST_ROUND_DICE) else DICE
             events.append(Event("TurnStarted", {"seat": nxt, "dice": dice}))
             return events
-        # The end: everybody else collects as in step 1, then the white die is rolled for points.
+        # The end: everybody else collects as in step 1 (no card is turned up any more, it could
+        # change nothing), then the white die is rolled for points.
+        empty = [stack for stack, card in enumerate(after.tops) if card is None]
         for step in range(1, state.players):
             other = (nxt + step) % state.players
             final = self._collect(after, other)
@@ -652,7 +654,6 @@ class RollnBump:
         if after.white_holder is not None:
             roll = {"seat": after.white_holder, "value": rng.randint(1, 6)}
             events.append(Event("WhiteDieRolled", roll))
-        empty = [stack for stack, card in enumerate(after.tops) if card is None]
         events.append(Event("GameEnded", {"empty_stacks": empty}))
         return events
 

@@ -7,8 +7,8 @@ Sections follow the rules file paragraph by paragraph. Every test talks to the e
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import reduce
 from random import Random
 from typing import Any
@@ -196,7 +196,9 @@ def game_over(
         white_holder=None if white is None else white[0],
         options=options,
     )
-    events = [] if white is None else [Event("WhiteDieRolled", {"seat": white[0], "value": white[1]})]
+    events = (
+        [] if white is None else [Event("WhiteDieRolled", {"seat": white[0], "value": white[1]})]
+    )
     return fold(state, [*events, Event("GameEnded", {"empty_stacks": []})])
 
 
@@ -343,7 +345,9 @@ def test_collect_takes_the_cards_under_ones_dice_and_turns_up_the_next() -> None
     revealed = of_type(events, "CardRevealed")
     assert [r["stack"] for r in revealed] == [0, 2]
     assert all(state.unseen >> CARD_NUMBERS[r["card"]] & 1 for r in revealed)
-    assert after.won[1] == tuple(sorted(CARD_NUMBERS[c] for c in ["red-quad", "red-pair", "yellow-run-3"]))
+    assert after.won[1] == tuple(
+        sorted(CARD_NUMBERS[c] for c in ["red-quad", "red-pair", "yellow-run-3"])
+    )
     assert after.face_down == (1, 0, 0, 3)
     assert after.tops[1] == CARD_NUMBERS["blue-single-3"]
     # Seat 2's dice stay: it collects only at its own turn.
@@ -482,7 +486,9 @@ def test_no_rolling_once_claiming_has_begun() -> None:
     assert broken_rule(after, 0, roll(4, 4)) == "roll-before-claiming"
 
 
-@pytest.mark.parametrize(("players", "dice"), [(2, [3, 4, 5, 5]), (3, [3, 4, 5, 5]), (5, [3, 4, 5, 5, 5, 5, 5])])
+@pytest.mark.parametrize(
+    ("players", "dice"), [(2, [3, 4, 5, 5]), (3, [3, 4, 5, 5]), (5, [3, 4, 5, 5, 5, 5, 5])]
+)
 def test_first_round_rolls_three_then_four_dice(players: int, dice: list[int]) -> None:
     _, state = dealt(players, SEED, first_seat=players - 1)
     counts = []
@@ -503,9 +509,13 @@ FITS = [
     pytest.param("pair", [[1, 1], [6, 6]], [[1], [1, 2], [2, 2, 2]], id="pair"),
     pytest.param("triple", [[4, 4, 4]], [[4, 4], [4, 4, 4, 4], [3, 4, 4]], id="triple"),
     pytest.param("quad", [[2, 2, 2, 2]], [[2, 2, 2], [2, 2, 2, 2, 2], [1, 2, 2, 2]], id="quad"),
-    pytest.param("run-3", [[1, 2, 3], [4, 5, 6]], [[1, 2, 4], [1, 2], [1, 2, 3, 4], [2, 2, 3]], id="run-3"),
+    pytest.param(
+        "run-3", [[1, 2, 3], [4, 5, 6]], [[1, 2, 4], [1, 2], [1, 2, 3, 4], [2, 2, 3]], id="run-3"
+    ),
     pytest.param("run-4", [[1, 2, 3, 4], [3, 4, 5, 6]], [[1, 2, 3, 5], [2, 3, 4]], id="run-4"),
-    pytest.param("run-5", [[1, 2, 3, 4, 5], [2, 3, 4, 5, 6]], [[1, 2, 3, 4, 6], [1, 3, 4, 5, 6]], id="run-5"),
+    pytest.param(
+        "run-5", [[1, 2, 3, 4, 5], [2, 3, 4, 5, 6]], [[1, 2, 3, 4, 6], [1, 3, 4, 5, 6]], id="run-5"
+    ),
 ]
 
 
@@ -566,8 +576,12 @@ def test_no_dice_on_a_card_one_already_occupies() -> None:
         pytest.param("pair", [3, 3], [[4, 4], [6, 6]], [[3, 3], [1, 1], [2, 2]], id="pair"),
         pytest.param("triple", [5, 5, 5], [[6, 6, 6]], [[5, 5, 5], [4, 4, 4]], id="triple"),
         pytest.param("quad", [1, 1, 1, 1], [[2, 2, 2, 2]], [[1, 1, 1, 1]], id="quad"),
-        pytest.param("run-3", [2, 3, 4], [[3, 4, 5], [4, 5, 6]], [[2, 3, 4], [1, 2, 3]], id="run-3"),
-        pytest.param("run-4", [2, 3, 4, 5], [[3, 4, 5, 6]], [[2, 3, 4, 5], [1, 2, 3, 4]], id="run-4"),
+        pytest.param(
+            "run-3", [2, 3, 4], [[3, 4, 5], [4, 5, 6]], [[2, 3, 4], [1, 2, 3]], id="run-3"
+        ),
+        pytest.param(
+            "run-4", [2, 3, 4, 5], [[3, 4, 5, 6]], [[2, 3, 4, 5], [1, 2, 3, 4]], id="run-4"
+        ),
         pytest.param("run-5", [1, 2, 3, 4, 5], [[2, 3, 4, 5, 6]], [[1, 2, 3, 4, 5]], id="run-5"),
     ],
 )
@@ -589,8 +603,15 @@ def test_bumping_needs_a_better_claim(
 
 def test_a_single_card_is_bumped_by_more_dice_not_higher_ones() -> None:
     # Dice on a single card all show its number, so only their count can differ.
-    state = position(["red-single-6", "blue-single-1"], claims={0: (1, [6, 6]), 1: (1, [1])}, dice=[1, 1, 6, 6, 6])
-    assert [(m["stack"], m["dice"]) for m in moves_of(state, "claim")] == [(0, [6, 6, 6]), (1, [1, 1])]
+    state = position(
+        ["red-single-6", "blue-single-1"],
+        claims={0: (1, [6, 6]), 1: (1, [1])},
+        dice=[1, 1, 6, 6, 6],
+    )
+    assert [(m["stack"], m["dice"]) for m in moves_of(state, "claim")] == [
+        (0, [6, 6, 6]),
+        (1, [1, 1]),
+    ]
 
 
 def test_bumped_dice_go_back_at_once_and_the_bumper_may_be_bumped_back() -> None:
@@ -622,7 +643,8 @@ def test_bumping_on_the_white_die_spot_needs_a_higher_sum() -> None:
     state = position(["red-pair"], dice=[1, 2, 4, 5], white_spot=(2, [3, 4]))
     offered = [m["dice"] for m in moves_of(state, "claim_white_spot")]
     assert all(sum(dice) > 7 for dice in offered)
-    assert [1, 2, 5] in offered and [4, 5] in offered
+    assert [1, 2, 5] in offered
+    assert [4, 5] in offered
     assert [2, 5] not in offered  # 7 = 7 does not bump
     assert broken_rule(state, 0, spot(2, 5)) == "bump-higher"
     assert broken_rule(state, 0, spot(1, 5)) == "bump-higher"
@@ -633,7 +655,9 @@ def test_bumping_on_the_white_die_spot_needs_a_higher_sum() -> None:
 
 def test_the_spot_cannot_be_claimed_while_someone_holds_the_white_die() -> None:
     for holder in (0, 1):
-        state = position(["red-pair"], dice=[6, 6], white_holder=holder, white_value=3 if holder == 0 else None)
+        state = position(
+            ["red-pair"], dice=[6, 6], white_holder=holder, white_value=3 if holder == 0 else None
+        )
         assert moves_of(state, "claim_white_spot") == []
         assert broken_rule(state, 0, spot(6)) == "white-die-held"
 
@@ -739,3 +763,281 @@ def test_ending_the_turn_passes_to_the_left_neighbour() -> None:
     assert of_type(events, "TurnEnded") == [{"seat": 3}]
     assert of_type(events, "TurnStarted") == [{"seat": 0, "dice": 5}]
     assert (after.rolls, after.dice, after.claiming, after.turns) == (0, (), False, 11)
+
+
+# --- end and scoring -----------------------------------------------------------------------------
+
+
+def test_the_game_ends_when_a_stack_is_taken_empty() -> None:
+    state = position(
+        ["red-pair", "blue-run-3", "yellow-single-2", "black-quad"],
+        face_down=[0, 2, 2, 2],
+        claims={0: (1, [3, 3]), 1: (2, [4, 5, 6]), 2: (0, [2])},
+        won=[["red-triple"], [], ["blue-pair"]],
+        white_spot=(2, [5, 6]),
+    )
+    after, events = act(state, 0, END)
+    assert [e.type for e in events] == [
+        "TurnEnded",
+        "Collected",
+        "Collected",
+        "Collected",
+        "WhiteDieRolled",
+        "GameEnded",
+    ]
+    assert [c["seat"] for c in of_type(events, "Collected")] == [1, 2, 0]
+    assert of_type(events, "Collected")[1] == {
+        "seat": 2,
+        "cards": [{"stack": 1, "card": "blue-run-3"}],
+        "white_die": True,
+    }
+    (white,) = of_type(events, "WhiteDieRolled")
+    assert white["seat"] == 2
+    assert of_type(events, "GameEnded") == [{"empty_stacks": [0]}]
+    assert RULES.to_act(after) == frozenset()
+    assert all(RULES.legal_moves(after, seat) == [] for seat in range(3))
+    assert broken_rule(after, 1, roll()) == "turn-order"
+    result = finished(after)
+    # seat 0: red triple 4 + yellow single 1, no set; seat 1: red pair 2;
+    # seat 2: blue pair 2 + blue run-3 2, a set of two blues 3, the white die.
+    assert result.details["parts"] == [
+        {"cards": 5, "joker": 0, "sets": 0, "white_die": 0},
+        {"cards": 2, "joker": 0, "sets": 0, "white_die": 0},
+        {"cards": 4, "joker": 0, "sets": 3, "white_die": white["value"]},
+    ]
+    assert result.scores == (5, 2, 7 + white["value"])
+    assert result.winners == (2,)
+    assert RULES.view(after, None)["white_die"] == {"holder": 2, "value": white["value"]}
+
+
+def test_the_end_is_checked_after_the_next_card_is_turned_up() -> None:
+    state = position(["red-pair", "blue-run-3"], face_down=[1, 0], claims={0: (1, [3, 3])})
+    after, events = act(state, 0, END)
+    assert "GameEnded" not in [e.type for e in events]
+    assert after.tops[0] is not None
+    assert after.face_down[0] == 0
+    assert RULES.to_act(after) == {1}
+
+
+def test_the_game_goes_on_while_the_stacks_are_full() -> None:
+    state = position(["red-pair"], face_down=[0], claims={0: (2, [3, 3])})
+    after, events = act(state, 0, END)
+    assert of_type(events, "TurnStarted") == [{"seat": 1, "dice": 5}]
+    assert RULES.result(after) is None
+
+
+@pytest.mark.parametrize(("already_empty", "ends"), [(0, False), (1, True)])
+def test_with_five_players_the_second_empty_stack_ends_the_game(
+    already_empty: int, ends: bool
+) -> None:
+    tops: list[str | None] = ["red-pair", "blue-pair", "yellow-pair"]
+    face_down = [0, 1, 1]
+    if already_empty:
+        tops[2], face_down[2] = None, 0
+    state = position(tops, players=5, face_down=face_down, claims={0: (1, [2, 2])})
+    after, events = act(state, 0, END)
+    assert after.tops[0] is None
+    assert ("GameEnded" in [e.type for e in events]) is ends
+    assert (RULES.result(after) is not None) is ends
+    if not ends:
+        assert RULES.to_act(after) == {1}
+        assert broken_rule(after, 1, claim(0, 2, 2)) == "roll-first"
+        after, _ = act(after, 1, roll())
+        assert after.tops[0] is None
+        assert all(m.get("stack") != 0 for m in moves_of(after, "claim", 1))
+        assert broken_rule(after, 1, claim(0, *after.dice[:2])) == "stack-empty"
+
+
+def test_two_stacks_emptied_at_once_with_five_players() -> None:
+    state = position(
+        ["red-pair", "blue-pair", "yellow-pair"],
+        players=5,
+        face_down=[0, 0, 1],
+        claims={0: (1, [2, 2]), 1: (1, [3, 3])},
+    )
+    _, events = act(state, 0, END)
+    assert of_type(events, "GameEnded") == [{"empty_stacks": [0, 1]}]
+
+
+SET_BONUS = {
+    0: 0,
+    1: 0,
+    2: 3,
+    3: 6,
+    4: 10,
+    5: 15,
+    6: 21,
+    7: 28,
+    8: 36,
+    9: 45,
+    10: 55,
+    11: 66,
+    12: 78,
+}
+"""The table of rollnbump.md (and the seed's Wertung): cards of one colour -> set bonus."""
+
+
+@pytest.mark.parametrize(("cards", "bonus"), SET_BONUS.items())
+def test_set_bonus_table(cards: int, bonus: int) -> None:
+    reds = [card for card in CARD_IDS if card.startswith("red-")][:cards]
+    assert finished(game_over([reds, []])).details["parts"][0]["sets"] == bonus
+
+
+def test_set_bonus_per_colour_with_the_joker() -> None:
+    won = [["red-single-1", "red-pair", "red-triple", "blue-quad"], ["yellow-run-5"]]
+    result = finished(game_over(won, joker=(0, "blue")))
+    # Cards 1 + 2 + 4 + 8 = 15, joker 15, three reds 6, blue quad and joker 3.
+    assert result.details["parts"][0] == {"cards": 15, "joker": 15, "sets": 9, "white_die": 0}
+    assert result.scores == (39, 6)
+
+
+def test_the_white_die_holder_scores_its_roll() -> None:
+    result = finished(game_over([["red-pair"], ["blue-pair"]], white=(1, 4)))
+    assert result.scores == (2, 6)
+    assert result.details["parts"][1]["white_die"] == 4
+    assert result.winners == (1,)
+
+
+@pytest.mark.parametrize(
+    ("won", "white", "winners"),
+    [
+        pytest.param([["red-pair"], ["blue-run-3"], []], None, (0, 1), id="two-share"),
+        pytest.param([[], [], []], None, (0, 1, 2), id="nobody-scores"),
+        pytest.param([["red-quad"], ["blue-run-5"], []], (1, 2), (0, 1), id="white-die-ties"),
+    ],
+)
+def test_ties_are_shared_wins(
+    won: list[list[str]], white: tuple[int, int] | None, winners: tuple[int, ...]
+) -> None:
+    assert finished(game_over(won, white=white)).winners == winners
+
+
+def test_no_result_while_running() -> None:
+    assert RULES.result(position(TOPS)) is None
+    assert RULES.result(dealt(3, SEED)[1]) is None
+    assert RULES.result(RULES.initial_state(2, RULES.info.resolve_options(2, {}))) is None
+
+
+# --- move format and turn order ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "attempt",
+    [
+        pytest.param(None, id="null"),
+        pytest.param("roll", id="string"),
+        pytest.param([roll()], id="list"),
+        pytest.param({}, id="empty"),
+        pytest.param({"type": "bump"}, id="unknown-type"),
+        pytest.param({"type": "ROLL", "keep": [], "keep_white": False}, id="type-case"),
+        pytest.param({"type": "roll", "keep": []}, id="roll-without-keep-white"),
+        pytest.param({**roll(), "extra": 1}, id="extra-field"),
+        pytest.param(roll(2, 1), id="keep-unsorted"),
+        pytest.param(roll(0), id="keep-zero"),
+        pytest.param(roll(7), id="keep-seven"),
+        pytest.param({"type": "roll", "keep": [True], "keep_white": False}, id="keep-bool"),
+        pytest.param({"type": "roll", "keep": [2.0], "keep_white": False}, id="keep-float"),
+        pytest.param({"type": "roll", "keep": "2", "keep_white": False}, id="keep-string"),
+        pytest.param({"type": "roll", "keep": [], "keep_white": 0}, id="keep-white-int"),
+        pytest.param(claim(0), id="claim-no-dice"),
+        pytest.param(claim(0, 4, 3), id="claim-unsorted"),
+        pytest.param({"type": "claim", "stack": "0", "dice": [3]}, id="stack-string"),
+        pytest.param({"type": "claim", "stack": True, "dice": [3]}, id="stack-bool"),
+        pytest.param({"type": "claim", "stack": -1, "dice": [3]}, id="stack-negative"),
+        pytest.param({"type": "claim", "dice": [3]}, id="claim-without-stack"),
+        pytest.param(spot(), id="spot-no-dice"),
+        pytest.param({"type": "claim_white_spot", "dice": [3], "stack": 0}, id="spot-with-stack"),
+        pytest.param({"type": "claim_joker", "dice": [3] * 5, "colour": "green"}, id="colour"),
+        pytest.param({"type": "claim_joker", "dice": [3] * 5}, id="joker-without-colour"),
+        pytest.param({"type": "use_white_die", "die": 0}, id="die-zero"),
+        pytest.param({"type": "use_white_die", "die": None}, id="die-null"),
+        pytest.param({"type": "end_turn", "now": True}, id="end-extra"),
+    ],
+)
+def test_move_format(attempt: object) -> None:
+    state = position(TOPS, dice=[1, 2, 3, 3, 4], white_holder=0, white_value=3)
+    assert broken_rule(state, 0, attempt) == "move-format"
+
+
+def test_only_the_seat_to_move_may_move() -> None:
+    state = position(TOPS, dice=[3, 3], turn=1)
+    assert RULES.to_act(state) == {1}
+    assert RULES.legal_moves(state, 0) == []
+    assert broken_rule(state, 0, END) == "turn-order"
+    assert broken_rule(state, 2, claim(0, 3, 3)) == "turn-order"
+
+
+def test_claims_need_the_dice_and_a_stack() -> None:
+    state = position(TOPS, dice=[1, 2, 3])
+    assert broken_rule(state, 0, claim(0, 4, 4)) == "dice-in-hand"
+    assert broken_rule(state, 0, claim(4, 3)) == "no-such-stack"
+    assert broken_rule(state, 0, spot(6)) == "dice-in-hand"
+
+
+def test_every_legal_move_is_accepted_and_nothing_is_mutated() -> None:
+    state = position(
+        TOPS,
+        dice=[3, 3, 3, 4, 5],
+        claims={0: (1, [2, 2]), 3: (2, [1, 1, 1])},
+        white_spot=(1, [6]),
+        rolls=2,
+    )
+    before = copy.deepcopy(state)
+    moves = RULES.legal_moves(state, 0)
+    kinds = {m["type"] for m in moves}
+    assert kinds == {"roll", "claim", "claim_white_spot", "end_turn"}
+    for legal in moves:
+        RULES.decide(state, 0, legal, Random(SEED))
+    assert state == before
+    assert moves == RULES.legal_moves(state, 0)
+
+
+# --- what a seat sees ----------------------------------------------------------------------------
+
+
+def test_view_shows_the_table() -> None:
+    state = position(
+        ["red-pair", None],
+        players=2,
+        face_down=[2, 0],
+        claims={0: (1, [4, 4])},
+        won=[["blue-quad"], []],
+        dice=[1, 6],
+        white_spot=(0, [5]),
+        joker=(1, "yellow"),
+        claiming=True,
+        rolls=2,
+    )
+    expected = {
+        "stacks": [
+            {"card": "red-pair", "face_down": 2, "claim": {"seat": 1, "dice": [4, 4]}},
+            {"card": None, "face_down": 0, "claim": None},
+        ],
+        "white_spot": {"seat": 0, "dice": [5]},
+        "white_die": {"holder": None, "value": None},
+        "joker": {"holder": 1, "colour": "yellow"},
+        "won": [["blue-quad"], []],
+        "scores": [8, 15],
+        "turn": 0,
+        "dice_count": 5,
+        "dice": [1, 6],
+        "rolls": 2,
+        "step": "claim",
+        "unseen_cards": 46,
+    }
+    for seat in (0, 1, None):
+        assert RULES.view(state, seat) == expected
+
+
+def test_events_are_public_and_conceal_has_nothing_to_redraw() -> None:
+    events, state = dealt(3, SEED)
+    rng = Random(SEED)
+    while RULES.to_act(state):
+        (seat,) = RULES.to_act(state)
+        new = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+        events += new
+        state = fold(state, new)
+        assert RULES.conceal(state, seat, Random(1)) == state
+    assert all(RULES.redact(e, seat) == e for e in events for seat in (0, 1, 2, None))
+    # The deal shows the face-up cards and how many lie under each, never their order.
+    assert set(of_type(events, "StacksDealt")[0]) == {"tops", "face_down"}
