@@ -57,7 +57,6 @@ DEFAULT_POINTS: Mapping[str, int] = {
     "joker": 15,
 }
 MAX_POINTS = 100
-T = TypeVar("T")
 JOKER = len(KINDS)
 """Index of the joker in a `State.points` tuple, after the twelve kinds."""
 
@@ -263,6 +262,9 @@ def _without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
 def _contains(dice: tuple[int, ...], wanted: Sequence[int]) -> bool:
     have = _counts(dice)
     return all(count <= have[face] for face, count in enumerate(_counts(wanted)))
+
+
+T = TypeVar("T")
 
 
 def _with(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:

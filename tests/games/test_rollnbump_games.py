@@ -3,15 +3,19 @@
 The conformance suite plays the default options only; these play each player count with the
 first seat named and with other card points, and check after every move that each card and die
 is in exactly one place, and at the end that the result adds up from the rules file's tables.
+Every view is also checked against `RollnBumpState` in `openapi.yaml`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from random import Random
 from typing import Any
 
+import jsonschema_rs
 import pytest
+import yaml
 
 from domain.games.rollnbump import CARD_IDS, COLOURS, RULES, STACKS, State
 
@@ -42,8 +46,14 @@ def expected_score(view: dict[str, Any], seat: int, points: dict[str, int]) -> i
     return score
 
 
+SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
+STATE_SCHEMA = jsonschema_rs.Draft202012Validator(SPEC["components"]["schemas"]["RollnBumpState"])
+
+
 def check_invariants(state: State, players: int) -> None:
     view = RULES.view(state, None)
+    errors = [f"{e.instance_path}: {e.message}" for e in STATE_SCHEMA.iter_errors(view)]
+    assert not errors, errors
     tops = [stack["card"] for stack in view["stacks"] if stack["card"] is not None]
     won = [card for cards in view["won"] for card in cards]
     seen = tops + won
