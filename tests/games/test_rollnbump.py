@@ -14,6 +14,8 @@ from random import Random
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from domain.games.rollnbump import (
     ALL_CARDS,
@@ -1041,3 +1043,53 @@ def test_events_are_public_and_conceal_has_nothing_to_redraw() -> None:
     assert all(RULES.redact(e, seat) == e for e in events for seat in (0, 1, 2, None))
     # The deal shows the face-up cards and how many lie under each, never their order.
     assert set(of_type(events, "StacksDealt")[0]) == {"tops", "face_down"}
+
+
+# --- property: the legal claims are exactly the rules' claims -----------------------------------
+
+
+def rules_fit(kind: str, dice: tuple[int, ...]) -> bool:
+    """The card requirements of rollnbump.md, written independently of the engine."""
+    if kind.startswith("single-"):
+        return len(dice) >= 1 and set(dice) == {int(kind[-1])}
+    if kind.startswith("run-"):
+        return (
+            len(dice) == int(kind[-1])
+            and len(set(dice)) == len(dice)
+            and (max(dice) - min(dice) == len(dice) - 1)
+        )
+    size = {"pair": 2, "triple": 3, "quad": 4}[kind]
+    return len(dice) == size and len(set(dice)) == 1
+
+
+KIND_NAMES = [card.split("-", 1)[1] for card in CARD_IDS[:12]]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    dice=st.lists(st.integers(1, 6), max_size=5),
+    kind=st.sampled_from(KIND_NAMES),
+    held=st.one_of(st.none(), st.lists(st.integers(1, 6), min_size=1, max_size=5)),
+)
+def test_legal_claims_are_exactly_the_fitting_better_ones(
+    dice: list[int], kind: str, held: list[int] | None
+) -> None:
+    claims = {} if held is None else {0: (1, sorted(held))}
+    state = position([f"red-{kind}"], dice=dice, claims=claims)
+    subsets = {
+        tuple(sorted(dice[i] for i in range(len(dice)) if mask >> i & 1))
+        for mask in range(1, 1 << len(dice))
+    }
+
+    def worth(claimed: Sequence[int]) -> int:
+        return len(claimed) if kind.startswith("single-") else sum(claimed)
+
+    expected = sorted(
+        subset
+        for subset in subsets
+        if rules_fit(kind, subset) and (held is None or worth(subset) > worth(held))
+    )
+    offered = [tuple(m["dice"]) for m in moves_of(state, "claim")]
+    assert offered == expected
+    for subset in subsets - set(expected):
+        assert broken_rule(state, 0, claim(0, *subset)) in {"card-pattern", "bump-higher"}
