@@ -29,7 +29,7 @@ KINDS = (
     "run-4",
     "run-5",
 )
-PAIR, TRIPLE, QUAD, RUN_3, RUN_4, RUN_5 = range(6, 12)
+PAIR, QUAD, RUN_3 = KINDS.index("pair"), KINDS.index("quad"), KINDS.index("run-3")
 CARDS_PER_COLOUR = len(KINDS)
 CARD_IDS = tuple(f"{colour}-{kind}" for colour in COLOURS for kind in KINDS)
 CARD_NUMBERS = {card_id: number for number, card_id in enumerate(CARD_IDS)}
@@ -77,6 +77,7 @@ MOVE_FIELDS: Mapping[str, frozenset[str]] = {
     USE_WHITE_DIE: frozenset({"type", "die"}),
     END_TURN: frozenset({"type"}),
 }
+MOVE_SHAPE = f'a move is {{"type": one of {list(MOVE_FIELDS)}, ...}} with that type\'s fields'
 
 
 def set_bonus(cards: int) -> int:
@@ -120,7 +121,7 @@ CARD_POINTS = CardPointsOption(
     f"kinds {', '.join(POINT_KEYS)}; a kind left out keeps its default.",
 )
 
-MOST_CARDS = sum(stacks * size for stacks, size in STACKS.values()) // len(STACKS)
+MOST_CARDS = max(stacks * size for stacks, size in STACKS.values())
 """Every player count deals 36 cards into stacks: no seat can win more."""
 BEST_SETS = 3 * set_bonus(CARDS_PER_COLOUR) + set_bonus(1)
 """Three full colours and the joker alone in the fourth: the highest set bonus 37 cards allow."""
@@ -290,11 +291,14 @@ def _dice_list(value: JSON, *, allow_empty: bool) -> tuple[int, ...]:
 
 def _parse(move: JSON) -> Mapping[str, JSON]:
     """`move` after its shape is checked: a known type and exactly that type's fields."""
-    if not isinstance(move, Mapping) or move.get("type") not in MOVE_FIELDS:
-        raise RuleError("move-format", f'a move is {{"type": one of {list(MOVE_FIELDS)}, ...}}')
-    fields = MOVE_FIELDS[move["type"]]
+    if not isinstance(move, Mapping):
+        raise RuleError("move-format", MOVE_SHAPE)
+    kind = move.get("type")
+    if not isinstance(kind, str) or kind not in MOVE_FIELDS:
+        raise RuleError("move-format", MOVE_SHAPE)
+    fields = MOVE_FIELDS[kind]
     if set(move) != fields:
-        raise RuleError("move-format", f"a {move['type']} move has the fields {sorted(fields)}")
+        raise RuleError("move-format", f"a {kind} move has the fields {sorted(fields)}")
     return move
 
 

@@ -931,6 +931,8 @@ def test_no_result_while_running() -> None:
         pytest.param([roll()], id="list"),
         pytest.param({}, id="empty"),
         pytest.param({"type": "bump"}, id="unknown-type"),
+        pytest.param({"type": ["roll"], "keep": [], "keep_white": False}, id="type-list"),
+        pytest.param({"type": {"roll": 1}}, id="type-object"),
         pytest.param({"type": "ROLL", "keep": [], "keep_white": False}, id="type-case"),
         pytest.param({"type": "roll", "keep": []}, id="roll-without-keep-white"),
         pytest.param({**roll(), "extra": 1}, id="extra-field"),
