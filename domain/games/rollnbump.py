@@ -1,0 +1,737 @@
+"""Roll'n Bump: roll up to three times, claim face-up cards with dice, bump weaker claims.
+
+Rules as enforced: `shared/rules/rollnbump.md`. Cards are numbers 0..47 (`colour * 12 + kind`);
+the wire shows them as ids such as `"red-pair"` only once they are face up. The stacks keep just
+their face-up card and how many cards lie face down under it: the next card a stack turns up is
+drawn by `decide` from every card not yet seen (face-down and unused cards are alike to everyone),
+so no hidden order exists in the state and nothing in it is secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from itertools import product
+from random import Random
+from typing import TypeVar
+
+from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.seating import choose_first_seat, winners_by
+
+COLOURS = ("red", "yellow", "blue", "black")
+KINDS = (
+    *(f"single-{number}" for number in range(1, 7)),
+    "pair",
+    "triple",
+    "quad",
+    "run-3",
+    "run-4",
+    "run-5",
+)
+PAIR, QUAD, RUN_3 = KINDS.index("pair"), KINDS.index("quad"), KINDS.index("run-3")
+CARDS_PER_COLOUR = len(KINDS)
+CARD_IDS = tuple(f"{colour}-{kind}" for colour in COLOURS for kind in KINDS)
+CARD_NUMBERS = {card_id: number for number, card_id in enumerate(CARD_IDS)}
+ALL_CARDS = (1 << len(CARD_IDS)) - 1
+"""Bit mask of every card: the cards nobody has seen yet start as all of them."""
+
+STACKS: Mapping[int, tuple[int, int]] = {2: (6, 6), 3: (9, 4), 4: (9, 4), 5: (12, 3)}
+"""Players -> (number of stacks, cards per stack)."""
+EMPTY_STACKS_TO_END: Mapping[int, int] = {2: 1, 3: 1, 4: 1, 5: 2}
+DICE = 5
+FIRST_ROUND_DICE = (3, 4)
+"""Dice of the first and second turn of the game; every later turn rolls all five."""
+ROLLS = 3
+FACES = range(1, 7)
+
+POINT_KEYS = ("single", "pair", "triple", "quad", "run-3", "run-4", "run-5", "joker")
+DEFAULT_POINTS: Mapping[str, int] = {
+    "single": 1,
+    "pair": 2,
+    "triple": 4,
+    "quad": 8,
+    "run-3": 2,
+    "run-4": 4,
+    "run-5": 6,
+    "joker": 15,
+}
+MAX_POINTS = 100
+JOKER = len(KINDS)
+"""Index of the joker in a `State.points` tuple, after the twelve kinds."""
+
+STEP_ROLL, STEP_CLAIM = "roll", "claim"
+ROLL, CLAIM, CLAIM_WHITE_SPOT, CLAIM_JOKER, USE_WHITE_DIE, END_TURN = (
+    "roll",
+    "claim",
+    "claim_white_spot",
+    "claim_joker",
+    "use_white_die",
+    "end_turn",
+)
+MOVE_FIELDS: Mapping[str, frozenset[str]] = {
+    ROLL: frozenset({"type", "keep", "keep_white"}),
+    CLAIM: frozenset({"type", "stack", "dice"}),
+    CLAIM_WHITE_SPOT: frozenset({"type", "dice"}),
+    CLAIM_JOKER: frozenset({"type", "dice", "colour"}),
+    USE_WHITE_DIE: frozenset({"type", "die"}),
+    END_TURN: frozenset({"type"}),
+}
+MOVE_SHAPE = f'a move is {{"type": one of {list(MOVE_FIELDS)}, ...}} with that type\'s fields'
+
+
+def set_bonus(cards: int) -> int:
+    """The set bonus for `cards` cards of one colour: 0 for one card, n*(n+1)/2 from two on."""
+    return cards * (cards + 1) // 2 if cards >= 2 else 0
+
+
+def parse_points(text: str) -> dict[str, int]:
+    """The `card_points` option: comma-separated `kind=points`; unnamed kinds keep the default."""
+    points = dict(DEFAULT_POINTS)
+    named: set[str] = set()
+    for item in text.split(","):
+        kind, equals, number = item.strip().partition("=")
+        kind = kind.strip()
+        if not equals or kind not in DEFAULT_POINTS:
+            raise OptionError("card_points", f"needs kind=points items with kinds {POINT_KEYS}")
+        if kind in named:
+            raise OptionError("card_points", f"names {kind} twice")
+        number = number.strip()
+        if not (number.isascii() and number.isdigit()) or int(number) > MAX_POINTS:
+            raise OptionError("card_points", f"points must be whole numbers 0 to {MAX_POINTS}")
+        named.add(kind)
+        points[kind] = int(number)
+    return points
+
+
+@dataclass(frozen=True)
+class CardPointsOption(Option):
+    """A string option whose value must parse as `kind=points` items."""
+
+    def check(self, value: JSON) -> None:
+        super().check(value)
+        parse_points(value)
+
+
+CARD_POINTS = CardPointsOption(
+    name="card_points",
+    default=",".join(f"{kind}={DEFAULT_POINTS[kind]}" for kind in POINT_KEYS),
+    kind=str,
+    description="Victory points per card kind, as comma-separated kind=points (0 to 100) with "
+    f"kinds {', '.join(POINT_KEYS)}; a kind left out keeps its default.",
+)
+
+MOST_CARDS = max(stacks * size for stacks, size in STACKS.values())
+"""Every player count deals 36 cards into stacks: no seat can win more."""
+BEST_SETS = 3 * set_bonus(CARDS_PER_COLOUR) + set_bonus(1)
+"""Three full colours and the joker alone in the fourth: the highest set bonus 37 cards allow."""
+
+INFO = GameInfo(
+    id="rollnbump",
+    title="Roll'n Bump",
+    min_players=2,
+    max_players=5,
+    options=(FIRST_SEAT, CARD_POINTS),
+    score_range=(0, (MOST_CARDS + 1) * MAX_POINTS + BEST_SETS + max(FACES)),
+    summary="Roll five dice up to three times, place them on face-up cards whose pattern they "
+    "show and bump weaker claims; cards still under your dice at your next turn are yours. "
+    "Points per card plus a bonus per colour set; most points wins.",
+)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Dice of `seat` lying on a card or on the white-die spot."""
+
+    seat: int
+    dice: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class State:
+    players: int
+    points: tuple[int, ...]
+    """Points per kind (index `kind`), then the joker's (index `JOKER`)."""
+    tops: tuple[int | None, ...] = ()
+    """The face-up card of each stack; None once the stack is empty."""
+    face_down: tuple[int, ...] = ()
+    claims: tuple[Claim | None, ...] = ()
+    unseen: int = ALL_CARDS
+    """Bit mask of the cards nobody has seen: face down in a stack or out of the game."""
+    won: tuple[tuple[int, ...], ...] = ()
+    white_spot: Claim | None = None
+    white_holder: int | None = None
+    white_value: int | None = None
+    """The white die's value while its holder has rolled it this turn, or its scoring roll."""
+    joker_holder: int | None = None
+    joker_colour: int | None = None
+    turn: int | None = None
+    turns: int = 0
+    dice_count: int = 0
+    dice: tuple[int, ...] = ()
+    """The unplaced dice of the seat to move, sorted."""
+    rolls: int = 0
+    claiming: bool = False
+    """The seat to move has claimed or used the white die: its rolling is over."""
+    over: bool = False
+
+    def colour_counts(self, seat: int) -> list[int]:
+        """Cards per colour `seat` holds, the joker included."""
+        counts = [0] * len(COLOURS)
+        for card in self.won[seat]:
+            counts[card // CARDS_PER_COLOUR] += 1
+        if self.joker_holder == seat and self.joker_colour is not None:
+            counts[self.joker_colour] += 1
+        return counts
+
+    def score_parts(self, seat: int) -> dict[str, int]:
+        """Card points, joker, set bonus and the white die's scoring roll of `seat`."""
+        scored_white = self.over and self.white_holder == seat and self.white_value is not None
+        return {
+            "cards": sum(self.points[card % CARDS_PER_COLOUR] for card in self.won[seat]),
+            "joker": self.points[JOKER] if self.joker_holder == seat else 0,
+            "sets": sum(set_bonus(count) for count in self.colour_counts(seat)),
+            "white_die": (self.white_value or 0) if scored_white else 0,
+        }
+
+    def score(self, seat: int) -> int:
+        return sum(self.score_parts(seat).values())
+
+
+# --- dice patterns -------------------------------------------------------------------------------
+
+
+def _counts(dice: Sequence[int]) -> tuple[int, ...]:
+    """How many of `dice` show each face; index 0 unused."""
+    counts = [0] * 7
+    for die in dice:
+        counts[die] += 1
+    return tuple(counts)
+
+
+@cache
+def sub_multisets(dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every sub-multiset of the sorted `dice`, the empty one included, in sorted order."""
+    counts = _counts(dice)
+    found = {
+        tuple(face for face in FACES for _ in range(taken[face - 1]))
+        for taken in product(*(range(counts[face] + 1) for face in FACES))
+    }
+    return tuple(sorted(found))
+
+
+def fits(kind: int, dice: tuple[int, ...]) -> bool:
+    """Whether the sorted `dice` show exactly what a card of `kind` asks for."""
+    if kind < PAIR:
+        return len(dice) >= 1 and dice[0] == dice[-1] == kind + 1
+    if kind <= QUAD:
+        return len(dice) == kind - PAIR + 2 and dice[0] == dice[-1]
+    length = kind - RUN_3 + 3
+    return len(dice) == length and dice == tuple(range(dice[0], dice[0] + length))
+
+
+def strength(kind: int, dice: tuple[int, ...]) -> int:
+    """What a claim is worth against a bump: dice on a single card, pips on the others."""
+    return len(dice) if kind < PAIR else sum(dice)
+
+
+@cache
+def claims_for(kind: int, dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """Every set of `dice` that fits a card of `kind`, sorted."""
+    counts = _counts(dice)
+    if kind < PAIR:
+        face = kind + 1
+        return tuple((face,) * size for size in range(1, counts[face] + 1))
+    if kind <= QUAD:
+        size = kind - PAIR + 2
+        return tuple((face,) * size for face in FACES if counts[face] >= size)
+    length = kind - RUN_3 + 3
+    return tuple(
+        tuple(range(low, low + length))
+        for low in range(1, 8 - length)
+        if all(counts[face] for face in range(low, low + length))
+    )
+
+
+def _without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
+    remaining = list(dice)
+    for die in used:
+        remaining.remove(die)
+    return tuple(remaining)
+
+
+def _contains(dice: tuple[int, ...], wanted: Sequence[int]) -> bool:
+    have = _counts(dice)
+    return all(count <= have[face] for face, count in enumerate(_counts(wanted)))
+
+
+T = TypeVar("T")
+
+
+def _with(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    return (*items[:index], value, *items[index + 1 :])
+
+
+# --- moves ---------------------------------------------------------------------------------------
+
+
+def _is_int(value: JSON) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _dice_list(value: JSON, *, allow_empty: bool) -> tuple[int, ...]:
+    if not isinstance(value, list) or not all(_is_int(die) and 1 <= die <= 6 for die in value):
+        raise RuleError("move-format", "dice are a list of face values 1 to 6")
+    if not value and not allow_empty:
+        raise RuleError("move-format", "a claim places at least one die")
+    if value != sorted(value):
+        raise RuleError("move-format", "dice are listed in ascending order")
+    return tuple(value)
+
+
+def _parse(move: JSON) -> Mapping[str, JSON]:
+    """`move` after its shape is checked: a known type and exactly that type's fields."""
+    if not isinstance(move, Mapping):
+        raise RuleError("move-format", MOVE_SHAPE)
+    kind = move.get("type")
+    if not isinstance(kind, str) or kind not in MOVE_FIELDS:
+        raise RuleError("move-format", MOVE_SHAPE)
+    fields = MOVE_FIELDS[kind]
+    if set(move) != fields:
+        raise RuleError("move-format", f"a {kind} move has the fields {sorted(fields)}")
+    return move
+
+
+class RollnBump:
+    """Roll'n Bump behind the rules contract."""
+
+    info = INFO
+
+    def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
+        points = parse_points(options.get(CARD_POINTS.name, CARD_POINTS.default))
+        kind_points = tuple(
+            points["single"] if kind < PAIR else points[KINDS[kind]] for kind in range(JOKER)
+        )
+        stacks, _ = STACKS[players]
+        return State(
+            players=players,
+            points=(*kind_points, points["joker"]),
+            tops=(None,) * stacks,
+            face_down=(0,) * stacks,
+            claims=(None,) * stacks,
+            won=((),) * players,
+        )
+
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+        stacks, size = STACKS[players]
+        # Shuffling the 48 cards and turning up each stack's top card shows a uniform sample.
+        tops = rng.sample(range(len(CARD_IDS)), stacks)
+        first = choose_first_seat(players, options, rng)
+        return [
+            Event("StacksDealt", {"tops": [CARD_IDS[c] for c in tops], "face_down": size - 1}),
+            Event("TurnStarted", {"seat": first, "dice": FIRST_ROUND_DICE[0]}),
+        ]
+
+    # -- evolve ------------------------------------------------------------------------------------
+
+    def evolve(self, state: State, event: Event) -> State:
+        data = event.data
+        match event.type:
+            case "StacksDealt":
+                tops = tuple(CARD_NUMBERS[card] for card in data["tops"])
+                unseen = state.unseen
+                for card in tops:
+                    unseen &= ~(1 << card)
+                return replace(
+                    state,
+                    tops=tops,
+                    face_down=(data["face_down"],) * len(tops),
+                    unseen=unseen,
+                )
+            case "TurnStarted":
+                return replace(
+                    state,
+                    turn=data["seat"],
+                    turns=state.turns + 1,
+                    dice_count=data["dice"],
+                    dice=(),
+                    rolls=0,
+                    claiming=False,
+                    white_value=None,
+                )
+            case "DiceRolled":
+                return replace(
+                    state,
+                    dice=tuple(sorted((*data["kept"], *data["rolled"]))),
+                    white_value=data["white"],
+                    rolls=data["roll"],
+                )
+            case "CardClaimed":
+                claim = Claim(data["seat"], tuple(data["dice"]))
+                return replace(
+                    state,
+                    claims=_with(state.claims, data["stack"], claim),
+                    dice=_without(state.dice, data["dice"]),
+                    claiming=True,
+                )
+            case "WhiteSpotClaimed":
+                return replace(
+                    state,
+                    white_spot=Claim(data["seat"], tuple(data["dice"])),
+                    dice=_without(state.dice, data["dice"]),
+                    claiming=True,
+                )
+            case "JokerTaken":
+                return replace(
+                    state,
+                    joker_holder=data["seat"],
+                    joker_colour=COLOURS.index(data["colour"]),
+                    dice=_without(state.dice, data["dice"]),
+                    claiming=True,
+                )
+            case "WhiteDieUsed":
+                dice = tuple(sorted((*_without(state.dice, [data["replaced"]]), data["value"])))
+                return replace(state, dice=dice, white_holder=None, white_value=None, claiming=True)
+            case "TurnEnded":
+                return replace(state, turn=None, dice=(), white_value=None)
+            case "Collected":
+                return self._collected(state, data)
+            case "CardRevealed":
+                stack, card = data["stack"], CARD_NUMBERS[data["card"]]
+                return replace(
+                    state,
+                    tops=_with(state.tops, stack, card),
+                    face_down=_with(state.face_down, stack, state.face_down[stack] - 1),
+                    unseen=state.unseen & ~(1 << card),
+                )
+            case "WhiteDieRolled":
+                return replace(state, white_value=data["value"])
+            case "GameEnded":
+                return replace(state, turn=None, over=True)
+        raise ValueError(f"rollnbump has no event {event.type!r}")
+
+    @staticmethod
+    def _collected(state: State, data: Mapping[str, JSON]) -> State:
+        seat = data["seat"]
+        tops, claims = list(state.tops), list(state.claims)
+        cards = []
+        for taken in data["cards"]:
+            stack = taken["stack"]
+            cards.append(CARD_NUMBERS[taken["card"]])
+            tops[stack] = claims[stack] = None
+        won = tuple(sorted((*state.won[seat], *cards)))
+        changed = replace(
+            state,
+            tops=tuple(tops),
+            claims=tuple(claims),
+            won=(*state.won[:seat], won, *state.won[seat + 1 :]),
+        )
+        if data["white_die"]:
+            return replace(changed, white_spot=None, white_holder=seat)
+        return changed
+
+    # -- who may move, and how -------------------------------------------------------------------
+
+    def to_act(self, state: State) -> frozenset[int]:
+        return frozenset() if state.turn is None else frozenset({state.turn})
+
+    def legal_moves(self, state: State, seat: int) -> list[JSON]:
+        if seat != state.turn:
+            return []
+        if state.rolls == 0:
+            return [{"type": ROLL, "keep": [], "keep_white": False}]
+        moves: list[JSON] = []
+        dice = state.dice
+        holds_white = state.white_holder == seat
+        if not state.claiming and state.rolls < ROLLS:
+            white_choices = (False, True) if holds_white else (False,)
+            moves += [
+                {"type": ROLL, "keep": list(keep), "keep_white": keep_white}
+                for keep in sub_multisets(dice)
+                for keep_white in white_choices
+                if len(keep) < len(dice) or (holds_white and not keep_white)
+            ]
+        for stack, card in enumerate(state.tops):
+            if card is None:
+                continue
+            kind = card % CARDS_PER_COLOUR
+            held = state.claims[stack]
+            if held is not None and held.seat == seat:
+                continue
+            to_beat = -1 if held is None else strength(kind, held.dice)
+            moves += [
+                {"type": CLAIM, "stack": stack, "dice": list(claim)}
+                for claim in claims_for(kind, dice)
+                if strength(kind, claim) > to_beat
+            ]
+        spot = state.white_spot
+        if state.white_holder is None and (spot is None or spot.seat != seat):
+            to_beat = 0 if spot is None else sum(spot.dice)
+            moves += [
+                {"type": CLAIM_WHITE_SPOT, "dice": list(claim)}
+                for claim in sub_multisets(dice)
+                if sum(claim) > to_beat
+            ]
+        if state.joker_holder is None and len(dice) == DICE and dice[0] == dice[-1]:
+            counts = state.colour_counts(seat)
+            moves += [
+                {"type": CLAIM_JOKER, "dice": list(dice), "colour": colour}
+                for colour, count in zip(COLOURS, counts, strict=True)
+                if count < CARDS_PER_COLOUR
+            ]
+        if holds_white:
+            moves += [
+                {"type": USE_WHITE_DIE, "die": die}
+                for die in sorted(set(dice))
+                if die != state.white_value
+            ]
+        moves.append({"type": END_TURN})
+        return moves
+
+    # -- decide ------------------------------------------------------------------------------------
+
+    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+        move = _parse(move)
+        if seat != state.turn:
+            raise RuleError("turn-order", f"seat {seat} is not the seat to move")
+        kind = move["type"]
+        if kind == ROLL:
+            return [self._roll(state, seat, move, rng)]
+        if state.rolls == 0:
+            raise RuleError("roll-first", "a turn begins by rolling all your dice")
+        if kind == CLAIM:
+            return [self._claim(state, seat, move)]
+        if kind == CLAIM_WHITE_SPOT:
+            return [self._claim_white_spot(state, seat, move)]
+        if kind == CLAIM_JOKER:
+            return [self._claim_joker(state, seat, move)]
+        if kind == USE_WHITE_DIE:
+            return [self._use_white_die(state, seat, move)]
+        return self._end_turn(state, seat, rng)
+
+    @staticmethod
+    def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Random) -> Event:
+        keep = _dice_list(move["keep"], allow_empty=True)
+        keep_white = move["keep_white"]
+        if not isinstance(keep_white, bool):
+            raise RuleError("move-format", "keep_white is true or false")
+        if state.claiming:
+            raise RuleError("roll-before-claiming", "once you have claimed, rolling is over")
+        if state.rolls >= ROLLS:
+            raise RuleError("three-rolls", f"a turn has at most {ROLLS} rolls")
+        holds_white = state.white_holder == seat
+        if keep_white and not holds_white:
+            raise RuleError("white-die-held", "you do not hold the white die")
+        if state.rolls == 0:
+            if keep or keep_white:
+                raise RuleError("first-roll-all-dice", "the first roll of a turn rolls all dice")
+            count = state.dice_count
+        else:
+            if not _contains(state.dice, keep):
+                raise RuleError("dice-in-hand", f"you rolled {list(state.dice)}, not {keep}")
+            if len(keep) == len(state.dice) and (keep_white or not holds_white):
+                raise RuleError("roll-some-dice", "a re-roll must roll at least one die")
+            count = len(state.dice) - len(keep)
+        rolled = sorted(rng.randint(1, 6) for _ in range(count))
+        white = None
+        if holds_white:
+            white = state.white_value if keep_white else rng.randint(1, 6)
+        return Event(
+            "DiceRolled",
+            {
+                "seat": seat,
+                "roll": state.rolls + 1,
+                "kept": list(keep),
+                "rolled": rolled,
+                "white": white,
+            },
+        )
+
+    @staticmethod
+    def _claim(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
+        stack = move["stack"]
+        if not _is_int(stack) or stack < 0:
+            raise RuleError("move-format", "stack is a stack number from 0")
+        dice = _dice_list(move["dice"], allow_empty=False)
+        if stack >= len(state.tops):
+            raise RuleError("no-such-stack", f"there are stacks 0 to {len(state.tops) - 1}")
+        card = state.tops[stack]
+        if card is None:
+            raise RuleError("stack-empty", f"stack {stack} has no card left")
+        if not _contains(state.dice, dice):
+            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+        kind = card % CARDS_PER_COLOUR
+        if not fits(kind, dice):
+            raise RuleError("card-pattern", f"{list(dice)} is not a {KINDS[kind]}")
+        held = state.claims[stack]
+        bumped = None
+        if held is not None:
+            if held.seat == seat:
+                raise RuleError("own-card", f"your dice already lie on stack {stack}")
+            if strength(kind, dice) <= strength(kind, held.dice):
+                measure = "more dice" if kind < PAIR else "a higher pip total"
+                raise RuleError("bump-higher", f"bumping {list(held.dice)} needs {measure}")
+            bumped = {"seat": held.seat, "dice": list(held.dice)}
+        return Event(
+            "CardClaimed",
+            {
+                "seat": seat,
+                "stack": stack,
+                "card": CARD_IDS[card],
+                "dice": list(dice),
+                "bumped": bumped,
+            },
+        )
+
+    @staticmethod
+    def _claim_white_spot(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
+        dice = _dice_list(move["dice"], allow_empty=False)
+        if not _contains(state.dice, dice):
+            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+        if state.white_holder is not None:
+            raise RuleError(
+                "white-die-held", f"seat {state.white_holder} holds the white die: it is not there"
+            )
+        spot = state.white_spot
+        bumped = None
+        if spot is not None:
+            if spot.seat == seat:
+                raise RuleError("own-card", "your dice already lie on the white-die spot")
+            if sum(dice) <= sum(spot.dice):
+                raise RuleError("bump-higher", f"bumping {list(spot.dice)} needs a higher sum")
+            bumped = {"seat": spot.seat, "dice": list(spot.dice)}
+        return Event("WhiteSpotClaimed", {"seat": seat, "dice": list(dice), "bumped": bumped})
+
+    @staticmethod
+    def _claim_joker(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
+        dice = _dice_list(move["dice"], allow_empty=False)
+        colour = move["colour"]
+        if colour not in COLOURS:
+            raise RuleError("move-format", f"colour is one of {list(COLOURS)}")
+        if not _contains(state.dice, dice):
+            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+        if len(dice) != DICE or dice[0] != dice[-1]:
+            raise RuleError("joker-five-of-a-kind", "the joker needs five dice of one number")
+        if state.joker_holder is not None:
+            raise RuleError("joker-taken", f"seat {state.joker_holder} has taken the joker")
+        if state.colour_counts(seat)[COLOURS.index(colour)] >= CARDS_PER_COLOUR:
+            raise RuleError("joker-colour", f"you already hold all {CARDS_PER_COLOUR} {colour}")
+        return Event("JokerTaken", {"seat": seat, "dice": list(dice), "colour": colour})
+
+    @staticmethod
+    def _use_white_die(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
+        die = move["die"]
+        if not _is_int(die) or not 1 <= die <= 6:
+            raise RuleError("move-format", "die is the face value 1 to 6 of the die to change")
+        if state.white_holder != seat:
+            raise RuleError("white-die-held", "you do not hold the white die")
+        if die not in state.dice:
+            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+        if die == state.white_value:
+            raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
+        return Event("WhiteDieUsed", {"seat": seat, "replaced": die, "value": state.white_value})
+
+    def _end_turn(self, state: State, seat: int, rng: Random) -> list[Event]:
+        events = [Event("TurnEnded", {"seat": seat})]
+        after = self.evolve(state, events[0])
+        nxt = (seat + 1) % state.players
+        collected = self._collect(after, nxt)
+        events.append(collected)
+        after = self.evolve(after, collected)
+        for taken in collected.data["cards"]:
+            stack = taken["stack"]
+            if after.face_down[stack]:
+                revealed = Event("CardRevealed", {"stack": stack, "card": _draw(after, rng)})
+                events.append(revealed)
+                after = self.evolve(after, revealed)
+        if after.tops.count(None) < EMPTY_STACKS_TO_END[state.players]:
+            dice = FIRST_ROUND_DICE[after.turns] if after.turns < len(FIRST_ROUND_DICE) else DICE
+            events.append(Event("TurnStarted", {"seat": nxt, "dice": dice}))
+            return events
+        # The end: everybody else collects as in step 1 (no card is turned up any more, it could
+        # change nothing), then the white die is rolled for points.
+        empty = [stack for stack, card in enumerate(after.tops) if card is None]
+        for step in range(1, state.players):
+            other = (nxt + step) % state.players
+            final = self._collect(after, other)
+            if final.data["cards"] or final.data["white_die"]:
+                events.append(final)
+                after = self.evolve(after, final)
+        if after.white_holder is not None:
+            roll = {"seat": after.white_holder, "value": rng.randint(1, 6)}
+            events.append(Event("WhiteDieRolled", roll))
+        events.append(Event("GameEnded", {"empty_stacks": empty}))
+        return events
+
+    @staticmethod
+    def _collect(state: State, seat: int) -> Event:
+        """`seat` takes back its dice: the cards under them and, from the spot, the white die."""
+        cards = [
+            {"stack": stack, "card": CARD_IDS[card]}
+            for stack, (card, claim) in enumerate(zip(state.tops, state.claims, strict=True))
+            if claim is not None and claim.seat == seat and card is not None
+        ]
+        spot = state.white_spot
+        white_die = spot is not None and spot.seat == seat
+        return Event("Collected", {"seat": seat, "cards": cards, "white_die": white_die})
+
+    # -- what a seat sees ------------------------------------------------------------------------
+
+    def view(self, state: State, seat: int | None) -> dict[str, JSON]:
+        # Nothing in the state is hidden: the stacks' order is not in it (see the module doc).
+        return {
+            "stacks": [
+                {
+                    "card": None if card is None else CARD_IDS[card],
+                    "face_down": face_down,
+                    "claim": _claim_json(claim),
+                }
+                for card, face_down, claim in zip(
+                    state.tops, state.face_down, state.claims, strict=True
+                )
+            ],
+            "white_spot": _claim_json(state.white_spot),
+            "white_die": {"holder": state.white_holder, "value": state.white_value},
+            "joker": {
+                "holder": state.joker_holder,
+                "colour": None if state.joker_colour is None else COLOURS[state.joker_colour],
+            },
+            "won": [[CARD_IDS[card] for card in cards] for cards in state.won],
+            "scores": [state.score(s) for s in range(state.players)],
+            "turn": state.turn,
+            "dice_count": state.dice_count,
+            "dice": list(state.dice),
+            "rolls": state.rolls,
+            "step": STEP_CLAIM if state.claiming else STEP_ROLL,
+            "unseen_cards": state.unseen.bit_count(),
+        }
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        # Every event shows only cards already face up and dice everybody saw rolled.
+        return event
+
+    def result(self, state: State) -> Result | None:
+        if not state.over:
+            return None
+        parts = [state.score_parts(seat) for seat in range(state.players)]
+        scores = tuple(sum(part.values()) for part in parts)
+        return Result(
+            winners=winners_by(scores, highest=True), scores=scores, details={"parts": parts}
+        )
+
+    def conceal(self, state: State, seat: int | None, rng: Random) -> State:
+        # Face-down cards are drawn only when turned up, so there is nothing to re-draw.
+        return state
+
+
+def _claim_json(claim: Claim | None) -> JSON:
+    return None if claim is None else {"seat": claim.seat, "dice": list(claim.dice)}
+
+
+def _draw(state: State, rng: Random) -> str:
+    """A card drawn uniformly from those nobody has seen."""
+    unseen = [card for card in range(len(CARD_IDS)) if state.unseen >> card & 1]
+    return CARD_IDS[rng.choice(unseen)]
+
+
+RULES = RollnBump()
