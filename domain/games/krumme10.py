@@ -14,7 +14,7 @@ card existing in the state before it is drawn.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache
 from random import Random
@@ -188,6 +188,13 @@ class State:
 # --- small helpers -------------------------------------------------------------------------------
 
 
+def _replace(state: State, **changes: object) -> State:
+    """`dataclasses.replace` without re-running `__init__`: evolve's hot path, 5x faster."""
+    changed = object.__new__(State)
+    changed.__dict__.update(state.__dict__, **changes)
+    return changed
+
+
 @cache
 def seats_after(seat: int, players: int, direction: int) -> tuple[int, ...]:
     """Every other seat in turn order, starting after `seat`."""
@@ -304,7 +311,7 @@ def _others_hold_cards(state: State, seat: int) -> bool:
 
 def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
     cards = [_card_from_json(card) for card in data["cards"]]
-    return replace(
+    return _replace(
         state,
         hands=_with(state.hands, data["seat"], tuple(cards)),
         draw_pile=_count_kinds(state.draw_pile, cards, -1),
@@ -313,16 +320,16 @@ def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=data["seat"], phase=PLAY)
+    return _replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _land(state: State, placed: Placed, data: Mapping[str, JSON]) -> State:
-    landed = replace(
+    landed = _replace(
         state, display=(*state.display, placed), total=data["total"], target=data["target"]
     )
     face = placed.card.face
     phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
-    return replace(landed, phase=phase)
+    return _replace(landed, phase=phase)
 
 
 def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
@@ -330,7 +337,7 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     placed = Placed(card.flipped() if data["flip"] else card, seat)
-    return _land(replace(state, hands=_with(state.hands, seat, hand)), placed, data)
+    return _land(_replace(state, hands=_with(state.hands, seat, hand)), placed, data)
 
 
 def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
@@ -338,20 +345,20 @@ def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[owner], data["card"])
     assert card is not None
     placed = Placed(card.flipped(), data["seat"], owner)
-    return _land(replace(state, hands=_with(state.hands, owner, hand)), placed, data)
+    return _land(_replace(state, hands=_with(state.hands, owner, hand)), placed, data)
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    turned = replace(state, direction=data["direction"])
-    return replace(turned, phase=_outcome_phase(turned, may_steal=False))
+    turned = _replace(state, direction=data["direction"])
+    return _replace(turned, phase=_outcome_phase(turned, may_steal=False))
 
 
 def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, phase=DRAWING)
+    return _replace(state, phase=DRAWING)
 
 
 def _cleared(state: State, discarded: list[Card]) -> State:
-    return replace(
+    return _replace(
         state,
         discard_pile=_count_kinds(state.discard_pile, discarded, +1),
         display=(),
@@ -364,13 +371,13 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
     kept = {data["card"], *data["jackpot"]}
     discarded = [placed.card for placed in state.display if placed.card.id not in kept]
     points = data["points"] + data["jackpot_points"]
-    scored = replace(state, scores=_add_score(state.scores, data["seat"], points), phase=DRAWING)
+    scored = _replace(state, scores=_add_score(state.scores, data["seat"], points), phase=DRAWING)
     return _cleared(scored, discarded)
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
     scorers = tuple(data["scorers"])
-    fouled = replace(
+    fouled = _replace(
         state,
         foul_scorers=scorers,
         foul_any_card=data["any_card"],
@@ -381,13 +388,13 @@ def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
 
 def _next_foul_scorer(state: State) -> State:
     rest = state.foul_scorers[1:]
-    return replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
+    return _replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
 
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     seat = data["seat"]
     _, hand = _without_card(state.hands[seat], data["card"])
-    scored = replace(
+    scored = _replace(
         state,
         hands=_with(state.hands, seat, hand),
         scores=_add_score(state.scores, seat, data["points"]),
@@ -401,7 +408,7 @@ def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     seat, card = data["seat"], _card_from_json(data["card"])
-    return replace(
+    return _replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
         draw_pile=_count_kinds(state.draw_pile, [card], -1),
@@ -410,7 +417,7 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(
+    return _replace(
         state,
         draw_pile=state.discard_pile,
         discard_pile=(0,) * len(KINDS),
@@ -419,11 +426,11 @@ def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_turn_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=data["seat"], phase=PLAY)
+    return _replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _on_game_ended(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=None, phase=OVER, foul_scorers=())
+    return _replace(state, turn=None, phase=OVER, foul_scorers=())
 
 
 EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], State]] = {
@@ -924,7 +931,7 @@ def _with_backs(state: State, backs: dict[int, int], rest: list[int]) -> State:
     draw_pile = [0] * len(KINDS)
     for kind in rest:
         draw_pile[kind] += 1
-    return replace(
+    return _replace(
         state,
         hands=tuple(tuple(rebacked(card) for card in hand) for hand in state.hands),
         display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),
