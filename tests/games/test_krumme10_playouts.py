@@ -20,6 +20,7 @@ from domain.games.krumme10 import RULES, SHOWDOWN, TOO_SHORT, Card, State
 from domain.rules import JSON, Event
 from events.envelope import canonical_json
 from tests.games.test_krumme10 import fold
+from tests.test_openapi import assert_valid, component
 
 OPTION_SETS: list[dict[str, JSON]] = [
     {},
@@ -260,3 +261,10 @@ def test_conceal_deals_the_hidden_backs_again(played: list[Game]) -> None:
             ]
             assert other.draw_pile_size == step.before.draw_pile_size
     assert changed > 0
+
+
+def test_every_view_matches_the_openapi_schema(played: list[Game]) -> None:
+    for game in played[:4]:
+        for step in game.steps[::3]:
+            assert_valid(component("Krumme10State"), RULES.view(step.after, None), "a view")
+        assert_valid(component("Krumme10State"), RULES.view(game.final, 0), "the last view")
