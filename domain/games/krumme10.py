@@ -744,7 +744,6 @@ class Krumme10:
         )
 
     def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
-        team_seating(players, options)
         counts = deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default))
         deck = [kind for kind, count in enumerate(counts) for _ in range(count)]
         rng.shuffle(deck)
@@ -859,7 +858,8 @@ class Krumme10:
             cards = [_strip_back(card) for card in event.data["cards"]]
             return Event(event.type, {**event.data, "cards": cards}, event.v)
         if event.type == "CardDrawn":
-            return Event(event.type, {**event.data, "card": _strip_back(event.data["card"])})
+            card = _strip_back(event.data["card"])
+            return Event(event.type, {**event.data, "card": card}, event.v)
         return event
 
     def result(self, state: State) -> Result | None:
