@@ -684,15 +684,21 @@ def test_the_chain_ends_when_no_1_lands() -> None:
 
 
 def test_a_stolen_4_raises_the_target_and_a_stolen_pink_4_gives_the_thief_the_choice() -> None:
-    state, _ = act(one_table(shown(20, 3, 2)), 0, play(1))
-    after, _ = act(state, 0, steal(11))  # a 4 whose back is 3
-    assert (after.total, after.target) == (7, 10)
-    after, _ = act(state, 0, steal(7))
-    assert (after.total, after.target) == (7, 10)
-    pink = State(**{**state.__dict__, "hands": (*state.hands[:3], (card(13, 5, P),))})
-    after, _ = act(pink, 0, steal(13))
-    assert (after.total, after.target, after.phase) == (8, 15, "direction")
-    assert RULES.to_act(after) == {0}
+    state = position(
+        [card(1, 1, 0), card(2, 5, 4)],
+        [card(4, 3, 4), card(5, 5, P), card(6, 4, 3)],
+        display=[shown(20, 3, 2)],
+    )
+    state, _ = act(state, 0, play(1))
+    blue, events = act(state, 0, steal(4))  # a 3 whose back is a blue 4
+    assert of_type(events, "CardStolen")[0]["target"] == 15
+    assert (blue.total, blue.target, blue.phase) == (8, 15, "play")
+    showing_4, _ = act(state, 0, steal(6))  # a 4 played flipped comes in as its 3
+    assert (showing_4.total, showing_4.target) == (7, 10)
+    pink, _ = act(state, 0, steal(5))
+    assert (pink.total, pink.target, pink.phase) == (8, 15, "direction")
+    assert RULES.to_act(pink) == {0}
+    assert RULES.legal_moves(pink, 0) == [direction(False), direction(True)]
 
 
 def test_quickly_steal_a_0() -> None:
