@@ -189,7 +189,7 @@ class State:
 
 
 def _replace(state: State, **changes: object) -> State:
-    """`dataclasses.replace` without re-running `__init__`: evolve's hot path, 5x faster."""
+    """`dataclasses.replace` without re-running `__init__`: evolve is the engine's hot path."""
     changed = object.__new__(State)
     changed.__dict__.update(state.__dict__, **changes)
     return changed
@@ -295,6 +295,7 @@ def landing(state: State, face: int) -> tuple[int, int]:
 
 
 def _outcome_phase(state: State, may_steal: bool) -> str:
+    """The step after a card landed (and after a pink 4's direction choice)."""
     if state.total > state.target:
         return FOULED
     if may_steal and state.turn is not None and _others_hold_cards(state, state.turn):
