@@ -407,7 +407,8 @@ class KrassKariert:
                 continue
             for count in (1, 2, 3):
                 combinations = COMBINATIONS.get(hand[at : at + count])
-                if combinations is None or at + count > len(hand):
+                # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
+                if at + count > len(hand) or combinations is None:
                     break
                 moves.extend(
                     {
@@ -478,9 +479,11 @@ class KrassKariert:
         combinations = COMBINATIONS.get(window)
         if combinations is None:
             raise RuleError(
-                "special-card-alone", "a DRAW or STOP card is played alone, never in a combination"
+                "special-card-alone",
+                'a DRAW or STOP card is no combination card: play it alone as {"type": "draw"} '
+                'or {"type": "stop"}',
             )
-        if not combinations:
+        if all(card == X for card in window) and count > 1:
             raise RuleError("x-needs-number", "a combination of X cards needs a number card")
         if declared not in combinations:
             cards = ", ".join(str(WIRE[card]) for card in window)
@@ -618,7 +621,8 @@ class KrassKariert:
     @staticmethod
     def _phase(state: State) -> str:
         if state.turn is None:
-            return "over" if state.losers else "dealing"
+            # Between two events of one move (a past version can stop there): a trick or hand ends.
+            return "over" if state.losers else "resolving"
         if state.drawn is not None:
             return "insert"
         return "follow" if state.trick else "lead"
