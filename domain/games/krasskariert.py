@@ -22,7 +22,6 @@ X, DRAW, STOP = 13, 14, 15
 NUMBERS = range(1, 13)
 DECK_COUNTS: tuple[int, ...] = (0, *(4,) * 12, 2, 2, 2)
 """How many cards of each code the deck holds: four of each number 1..12, two X, DRAW, STOP."""
-DECK_SIZE = sum(DECK_COUNTS)
 DRAW_PILE_SIZE = 6
 CARDS_PER_DRAW = 3
 RESERVE_SIZE = 2
@@ -225,7 +224,7 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     if kind == "play":
         if not _whole_number(move["count"]) or not 1 <= move["count"] <= 3:
             raise RuleError("move-format", "count must be 1, 2 or 3")
-        if move["kind"] not in COMBINATION_KINDS:
+        if not isinstance(move["kind"], str) or move["kind"] not in COMBINATION_KINDS:
             raise RuleError("move-format", f"kind must be one of {list(COMBINATION_KINDS)}")
         if not _whole_number(move["rank"]) or not 1 <= move["rank"] <= 12:
             raise RuleError("move-format", "rank must be a whole number from 1 to 12")

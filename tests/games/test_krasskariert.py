@@ -788,6 +788,7 @@ GARBAGE: list[object] = [
     {"type": "play", "at": True, "count": 1, "kind": "single", "rank": 5},
     {"type": "play", "at": 0, "count": 4, "kind": "single", "rank": 5},
     {"type": "play", "at": 0, "count": 1, "kind": "quad", "rank": 5},
+    {"type": "play", "at": 0, "count": 1, "kind": ["single"], "rank": 5},
     {"type": "play", "at": 0, "count": 1, "kind": "single", "rank": 13},
     {"type": "play", "at": 0, "count": 1, "kind": "single", "rank": 5.0},
     {"type": "play", "at": "0", "count": 1, "kind": "single", "rank": 5},
