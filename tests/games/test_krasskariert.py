@@ -12,10 +12,13 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import reduce
+from pathlib import Path
 from random import Random
 from typing import Any
 
+import jsonschema_rs
 import pytest
+import yaml
 
 from domain.games.krasskariert import (
     CODE,
@@ -885,3 +888,32 @@ def test_seeded_games_play_to_the_end(players: int, first_seat: int | None) -> N
         options = RULES.info.resolve_options(players, {"first_seat": first_seat})
         refolded = fold(RULES.initial_state(players, options), (Event(t, d) for t, d in stored))
         assert refolded == state
+
+
+def test_every_view_matches_the_openapi_state_schema() -> None:
+    spec = yaml.safe_load((Path(__file__).parents[2] / "openapi.yaml").read_text())
+    validator = jsonschema_rs.validator_for(
+        {"$ref": "urn:spieltisch:openapi#/components/schemas/KrassKariertState"},
+        registry=jsonschema_rs.Registry([("urn:spieltisch:openapi", spec)]),
+    )
+    phases = set()
+    for players in (3, 4, 5):
+        resolved = RULES.info.resolve_options(players, {})
+        rng = Random(players)
+        state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
+        while True:
+            for seat in (*range(players), None):
+                view = RULES.view(state, seat)
+                errors = [error.message for error in validator.iter_errors(view)]
+                assert not errors, (errors, view)
+                phases.add(view["phase"])
+            if RULES.result(state) is not None:
+                break
+            seat = rng.choice(sorted(RULES.to_act(state)))
+            move = rng.choice(RULES.legal_moves(state, seat))
+            for event in RULES.decide(state, seat, move, rng):
+                state = RULES.evolve(state, event)
+                between = RULES.view(state, None)
+                assert not list(validator.iter_errors(between)), between
+                phases.add(between["phase"])
+    assert phases == {"lead", "follow", "insert", "over", "resolving"}
