@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import reduce
+from itertools import product
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -22,6 +23,7 @@ import yaml
 
 from domain.games.krasskariert import (
     CODE,
+    COMBINATIONS,
     DECK_COUNTS,
     KIND_NAMES,
     RULES,
@@ -399,6 +401,36 @@ def test_x_alone_is_a_single_of_any_declared_number() -> None:
 def test_x_joins_adjacent_number_cards(cards: list[Card], offered: list[tuple[str, int]]) -> None:
     state = table([*cards, "STOP"], [1], [2])
     assert combos(state, 0, 0, len(cards)) == offered
+
+
+def declared(cards: Sequence[Card]) -> set[tuple[str, int]]:
+    """Every (kind, rank) `cards` make, by trying each number for each X: the rules' oracle."""
+    jokers = [index for index, card in enumerate(cards) if card == "X"]
+    if len(cards) > 1 and len(jokers) == len(cards):
+        return set()
+    found = set()
+    for values in product(range(1, 13), repeat=len(jokers)):
+        numbers = [int(card) for card in cards if card != "X"] + list(values)
+        size, ordered = len(numbers), sorted(numbers)
+        if size == 1:
+            found.add(("single", numbers[0]))
+        elif len(set(numbers)) == 1:
+            found.add(("pair" if size == 2 else "triple", numbers[0]))
+        elif ordered == list(range(ordered[0], ordered[0] + size)):
+            found.add(("2-run" if size == 2 else "3-run", ordered[-1]))
+    return found
+
+
+def test_combinations_match_the_oracle_for_every_window() -> None:
+    cards: list[Card] = [*range(1, 13), "X"]
+    checked = 0
+    for size in (1, 2, 3):
+        for window in product(cards, repeat=size):
+            codes = tuple(CODE[card] for card in window)
+            table_says = {(KIND_NAMES[kind], rank) for kind, rank in COMBINATIONS[codes]}
+            assert table_says == declared(window), window
+            checked += 1
+    assert checked == 13 + 13**2 + 13**3
 
 
 def test_x_plus_x_is_not_a_pair() -> None:
@@ -862,6 +894,33 @@ def test_conceal_redraws_what_a_seat_cannot_see() -> None:
 
 
 # --- Whole games with every player count and first seat ------------------------------------------
+
+
+def test_a_hand_is_lost_at_once_exactly_when_the_seat_would_have_no_move() -> None:
+    stuck = 0
+    for seed in range(30):
+        players = 3 + seed % 3
+        resolved = RULES.info.resolve_options(players, {})
+        rng = Random(seed)
+        state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
+        while RULES.result(state) is None:
+            seat = rng.choice(sorted(RULES.to_act(state)))
+            events = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+            for index, event in enumerate(events):
+                state = RULES.evolve(state, event)
+                if event.type not in ("CardsPlayed", "ReserveTaken") or state.turn is None:
+                    continue
+                # The turn passed to a follower: it moves, or it has no move and loses the hand.
+                following = events[index + 1 : index + 2]
+                moves = RULES.legal_moves(state, state.turn)
+                if following:
+                    assert following[0].type == "HandLost"
+                    assert following[0].data == {"seats": [state.turn], "reason": "cannot-beat"}
+                    assert moves == []
+                    stuck += 1
+                else:
+                    assert moves
+    assert stuck > 10
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
