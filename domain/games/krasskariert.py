@@ -427,6 +427,7 @@ class KrassKariert:
             return [{"type": "insert", "at": at} for at in range(len(hand) + 1)]
         lowest = to_beat(state)
         moves: list[JSON] = []
+        size = len(hand)
         for at, card in enumerate(hand):
             if card == STOP:
                 moves.append({"type": "stop", "at": at})
@@ -437,19 +438,20 @@ class KrassKariert:
             for count in (1, 2, 3):
                 combinations = COMBINATIONS.get(hand[at : at + count])
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > len(hand) or combinations is None:
+                if at + count > size or combinations is None:
                     break
-                moves.extend(
-                    {
-                        "type": "play",
-                        "at": at,
-                        "count": count,
-                        "kind": KIND_NAMES[kind],
-                        "rank": rank,
-                    }
-                    for kind, rank in combinations
-                    if lowest is None or (kind, rank) > lowest
-                )
+                # Plain loops: this is the engine's hottest code.
+                for combination in combinations:
+                    if lowest is None or combination > lowest:
+                        moves.append(
+                            {
+                                "type": "play",
+                                "at": at,
+                                "count": count,
+                                "kind": KIND_NAMES[combination[0]],
+                                "rank": combination[1],
+                            }
+                        )
         if state.trick:
             moves.extend(
                 {"type": "pass", "card": WIRE[card], "at": at}
