@@ -1,0 +1,713 @@
+"""Krass Kariert (AMIGO, Katja Stremmel): climbing tricks from hands whose order never changes.
+
+Rules as enforced: `shared/rules/krasskariert.md`. Cards are small ints inside the engine
+(1..12 numbers, then X, DRAW and STOP) and their wire names outside it (`1`..`12`, `"X"`,
+`"DRAW"`, `"STOP"`). Moves name hand positions, which only the seat itself can see. Cards that
+are neither in a hand, a reserve row nor the middle are kept as one multiset (the face-down draw
+pile and the cards out of this hand are indistinguishable to everyone), and every draw picks from
+it with the rng `decide` is given, so no future card exists in the state before it is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from itertools import product
+from random import Random
+
+from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
+from domain.seating import choose_first_seat, next_seat
+
+X, DRAW, STOP = 13, 14, 15
+NUMBERS = range(1, 13)
+DECK_COUNTS: tuple[int, ...] = (0, *(4,) * 12, 2, 2, 2)
+"""How many cards of each code the deck holds: four of each number 1..12, two X, DRAW, STOP."""
+DRAW_PILE_SIZE = 6
+CARDS_PER_DRAW = 3
+RESERVE_SIZE = 2
+
+WIRE: tuple[JSON, ...] = (None, *NUMBERS, "X", "DRAW", "STOP")
+CODE: dict[JSON, int] = {name: code for code, name in enumerate(WIRE) if name is not None}
+
+SINGLE, RUN2, PAIR, RUN3, TRIPLE, DRAW_PLAY, STOP_PLAY = range(7)
+KIND_NAMES = ("single", "2-run", "pair", "3-run", "triple", "draw", "stop")
+COMBINATION_KINDS = {name: kind for kind, name in enumerate(KIND_NAMES[: TRIPLE + 1])}
+
+LAST_WITH_CARDS, CANNOT_BEAT = "last-with-cards", "cannot-beat"
+
+INFO = GameInfo(
+    id="krasskariert",
+    title="Krass Kariert",
+    min_players=3,
+    max_players=5,
+    options=(FIRST_SEAT,),
+    score_range=(0, 3),
+    summary="Beat the combination in the middle with adjacent cards of a hand you may never "
+    "sort, or take a reserve card. The last to hold cards gives up a chip; whoever must give "
+    "one up with none left loses.",
+)
+
+
+def hand_size(players: int) -> int:
+    return 7 if players == 5 else 10
+
+
+def starting_chips(players: int) -> int:
+    return 2 if players == 5 else 3
+
+
+def _combinations(window: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """Every (kind, rank) the cards of `window` can be declared as, lowest first."""
+    numbers = [card for card in window if card != X]
+    size = len(window)
+    if size == 1:
+        return tuple((SINGLE, rank) for rank in (numbers or NUMBERS))
+    if not numbers:
+        return ()  # X+X (or X+X+X) holds no number card
+    found: list[tuple[int, int]] = []
+    run_kind, set_kind = (RUN2, PAIR) if size == 2 else (RUN3, TRIPLE)
+    if len(set(numbers)) == len(numbers):
+        for top in range(size, 13):
+            if all(top - size < number <= top for number in numbers):
+                found.append((run_kind, top))
+    if len(set(numbers)) == 1:
+        found.append((set_kind, numbers[0]))
+    return tuple(found)
+
+
+COMBINATIONS: dict[tuple[int, ...], tuple[tuple[int, int], ...]] = {
+    window: _combinations(window)
+    for size in (1, 2, 3)
+    for window in product(range(1, X + 1), repeat=size)
+}
+"""Every window of number and X cards, with what it may be played as. A window holding a
+DRAW or STOP card is absent: those cards are only ever played alone."""
+
+
+@dataclass(frozen=True, slots=True)
+class Play:
+    """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0)."""
+
+    seat: int
+    cards: tuple[int, ...]
+    kind: int
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    chips: tuple[int, ...]
+    hands: tuple[tuple[int, ...], ...]
+    """Each seat's hand in its fixed order."""
+    reserves: tuple[tuple[int, ...], ...]
+    unseen: tuple[int, ...]
+    """Count of each card code in no hand, reserve row or the middle: draw pile and set-aside."""
+    draw_pile: int = 0
+    hand_number: int = 0
+    leader: int | None = None
+    turn: int | None = None
+    waiting: tuple[int, ...] = ()
+    """Seats still to have their turn in this trick after `turn`, in order."""
+    trick: tuple[Play, ...] = ()
+    trick_winner: int | None = None
+    drawn: int | None = None
+    """The card the trick winner drew and has still to insert."""
+    draws_left: int = 0
+    """Cards the trick winner has still to draw after `drawn`."""
+    losers: tuple[int, ...] = ()
+
+    @property
+    def players(self) -> int:
+        return len(self.hands)
+
+
+def _turn_taken(
+    state: State,
+    *,
+    hands: tuple[tuple[int, ...], ...],
+    reserves: tuple[tuple[int, ...], ...],
+    trick: tuple[Play, ...],
+    turn: int | None,
+    waiting: tuple[int, ...],
+) -> State:
+    """`state` after a play or a pass: the hot path, built directly (`replace` is slow)."""
+    return State(
+        chips=state.chips,
+        hands=hands,
+        reserves=reserves,
+        unseen=state.unseen,
+        draw_pile=state.draw_pile,
+        hand_number=state.hand_number,
+        leader=state.leader,
+        turn=turn,
+        waiting=waiting,
+        trick=trick,
+        trick_winner=state.trick_winner,
+        drawn=state.drawn,
+        draws_left=state.draws_left,
+        losers=state.losers,
+    )
+
+
+def _without(counts: tuple[int, ...], cards: list[int]) -> tuple[int, ...]:
+    remaining = list(counts)
+    for card in cards:
+        remaining[card] -= 1
+    return tuple(remaining)
+
+
+def _draw(counts: tuple[int, ...], rng: Random) -> int:
+    """One card drawn uniformly from the multiset `counts`."""
+    pick = rng.randrange(sum(counts))
+    for card, count in enumerate(counts):
+        if pick < count:
+            return card
+        pick -= count
+    raise AssertionError("unreachable: pick is below the total count")
+
+
+def _with(
+    items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
+) -> tuple[tuple[int, ...], ...]:
+    return (*items[:seat], value, *items[seat + 1 :])
+
+
+def _clockwise_after(leader: int, hands: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
+    """The seats holding cards after `leader`, clockwise: who follows in a trick it leads."""
+    players = len(hands)
+    return tuple(
+        seat for seat in ((leader + step) % players for step in range(1, players)) if hands[seat]
+    )
+
+
+def to_beat(state: State) -> tuple[int, int] | None:
+    """The (kind, rank) of the highest combination in the middle; None if nothing lies there.
+
+    Each combination beats the one before, so the last one is the highest; DRAW cards do not
+    count, so the player after one must beat what lay before it.
+    """
+    for play in reversed(state.trick):
+        if play.kind <= TRIPLE:
+            return play.kind, play.rank
+    return None
+
+
+def can_act(state: State, seat: int) -> bool:
+    """Whether `seat` has anything to do on its turn in this trick: beat, pass or play a card."""
+    if state.reserves[seat]:
+        return True
+    hand = state.hands[seat]
+    if DRAW in hand or STOP in hand:
+        return True
+    lowest = to_beat(state)
+    if lowest is None:
+        return bool(hand)
+    for size in (1, 2, 3):
+        for at in range(len(hand) - size + 1):
+            combinations = COMBINATIONS.get(hand[at : at + size])
+            if combinations and combinations[-1] > lowest:
+                return True
+    return False
+
+
+def _card_json(card: int) -> JSON:
+    return WIRE[card]
+
+
+def _cards_json(cards: tuple[int, ...]) -> list[JSON]:
+    return [WIRE[card] for card in cards]
+
+
+def _codes(cards: list[JSON]) -> tuple[int, ...]:
+    return tuple(CODE[card] for card in cards)
+
+
+MOVE_FIELDS: dict[str, frozenset[str]] = {
+    "play": frozenset({"type", "at", "count", "kind", "rank"}),
+    "stop": frozenset({"type", "at"}),
+    "draw": frozenset({"type", "at"}),
+    "pass": frozenset({"type", "card", "at"}),
+    "insert": frozenset({"type", "at"}),
+}
+MOVE_SHAPES = (
+    '{"type": "play", "at": i, "count": 1..3, "kind": "single"|"2-run"|"pair"|"3-run"|"triple", '
+    '"rank": 1..12}, {"type": "stop", "at": i}, {"type": "draw", "at": i}, '
+    '{"type": "pass", "card": <reserve card>, "at": i} or {"type": "insert", "at": i}'
+)
+
+
+def _whole_number(value: JSON) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
+    """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
+    if not isinstance(move, Mapping):
+        raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
+    kind = move.get("type")
+    if not isinstance(kind, str) or frozenset(move) != MOVE_FIELDS.get(kind):
+        raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
+    if not _whole_number(move["at"]):
+        raise RuleError("move-format", "at must be a whole number (a position in your hand)")
+    if kind == "play":
+        if not _whole_number(move["count"]) or not 1 <= move["count"] <= 3:
+            raise RuleError("move-format", "count must be 1, 2 or 3")
+        if not isinstance(move["kind"], str) or move["kind"] not in COMBINATION_KINDS:
+            raise RuleError("move-format", f"kind must be one of {list(COMBINATION_KINDS)}")
+        if not _whole_number(move["rank"]) or not 1 <= move["rank"] <= 12:
+            raise RuleError("move-format", "rank must be a whole number from 1 to 12")
+    if kind == "pass" and (
+        isinstance(move["card"], bool) or not isinstance(move["card"], int | str)
+    ):
+        raise RuleError("move-format", 'card must be a card: 1..12, "X", "DRAW" or "STOP"')
+    return kind, move
+
+
+class KrassKariert:
+    """Krass Kariert behind the rules contract."""
+
+    info = INFO
+
+    def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
+        return State(
+            chips=(starting_chips(players),) * players,
+            hands=((),) * players,
+            reserves=((),) * players,
+            unseen=DECK_COUNTS,
+        )
+
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+        return self._deal(players, 1, choose_first_seat(players, options, rng), rng)
+
+    @staticmethod
+    def _deal(players: int, number: int, leader: int, rng: Random) -> list[Event]:
+        deck = [card for card, count in enumerate(DECK_COUNTS) for _ in range(count)]
+        rng.shuffle(deck)
+        size = hand_size(players)
+        reserves = deck[players * size :]
+        events = [
+            Event(
+                "CardsDealt",
+                {
+                    "seat": seat,
+                    "cards": [WIRE[card] for card in deck[seat * size : (seat + 1) * size]],
+                    "reserve": [
+                        WIRE[card]
+                        for card in reserves[seat * RESERVE_SIZE : (seat + 1) * RESERVE_SIZE]
+                    ],
+                },
+            )
+            for seat in range(players)
+        ]
+        events.append(
+            Event("HandStarted", {"hand": number, "leader": leader, "draw_pile": DRAW_PILE_SIZE})
+        )
+        return events
+
+    # -- evolve ---------------------------------------------------------------------------------
+
+    def evolve(self, state: State, event: Event) -> State:
+        data = event.data
+        match event.type:
+            case "CardsDealt":
+                seat = data["seat"]
+                return replace(
+                    state,
+                    hands=_with(state.hands, seat, _codes(data["cards"])),
+                    reserves=_with(state.reserves, seat, _codes(data["reserve"])),
+                )
+            case "HandStarted":
+                dealt = [card for hand in state.hands for card in hand]
+                dealt += [card for reserve in state.reserves for card in reserve]
+                return replace(
+                    self._led_by(state, data["leader"]),
+                    unseen=_without(DECK_COUNTS, dealt),
+                    draw_pile=data["draw_pile"],
+                    hand_number=data["hand"],
+                )
+            case "CardsPlayed":
+                return self._played(state, data)
+            case "ReserveTaken":
+                seat, card, at = data["seat"], CODE[data["card"]], data["at"]
+                hand, reserve = state.hands[seat], list(state.reserves[seat])
+                reserve.remove(card)
+                return _turn_taken(
+                    state,
+                    hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                    reserves=_with(state.reserves, seat, tuple(reserve)),
+                    trick=state.trick,
+                    turn=state.waiting[0] if state.waiting else None,
+                    waiting=state.waiting[1:],
+                )
+            case "TrickWon":
+                draws = data["draws"]
+                return replace(
+                    state,
+                    trick_winner=data["seat"],
+                    draws_left=draws,
+                    turn=data["seat"] if draws else None,
+                    waiting=(),
+                )
+            case "CardDrawn":
+                card = CODE[data["card"]]
+                return replace(
+                    state,
+                    drawn=card,
+                    draws_left=state.draws_left - 1,
+                    draw_pile=state.draw_pile - 1,
+                    unseen=_without(state.unseen, [card]),
+                )
+            case "CardInserted":
+                seat, at = data["seat"], data["at"]
+                hand = state.hands[seat]
+                card = CODE[data["card"]]
+                return replace(
+                    state,
+                    hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                    drawn=None,
+                    turn=seat if state.draws_left else None,
+                )
+            case "TrickStarted":
+                return self._led_by(state, data["leader"])
+            case "HandLost":
+                seats = data["seats"]
+                chips = list(state.chips)
+                for seat in seats:
+                    chips[seat] = max(0, chips[seat] - 1)
+                return replace(
+                    state,
+                    chips=tuple(chips),
+                    losers=tuple(seat for seat in seats if state.chips[seat] == 0),
+                    turn=None,
+                    waiting=(),
+                )
+        raise ValueError(f"krasskariert has no event {event.type!r}")
+
+    @staticmethod
+    def _led_by(state: State, leader: int) -> State:
+        """`state` with a fresh trick led by `leader`."""
+        return replace(
+            state,
+            leader=leader,
+            turn=leader,
+            waiting=_clockwise_after(leader, state.hands),
+            trick=(),
+            trick_winner=None,
+        )
+
+    @staticmethod
+    def _played(state: State, data: Mapping[str, JSON]) -> State:
+        seat, at = data["seat"], data["at"]
+        cards = _codes(data["cards"])
+        kind = KIND_NAMES.index(data["kind"])
+        hand = state.hands[seat]
+        play = Play(seat, cards, kind, data["rank"] or 0)
+        turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
+        if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
+            turn, waiting = None, ()
+        return _turn_taken(
+            state,
+            hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
+            reserves=state.reserves,
+            trick=(*state.trick, play),
+            turn=turn,
+            waiting=waiting,
+        )
+
+    # -- who acts and how -----------------------------------------------------------------------
+
+    def to_act(self, state: State) -> frozenset[int]:
+        return frozenset() if state.turn is None else frozenset({state.turn})
+
+    def legal_moves(self, state: State, seat: int) -> list[JSON]:
+        if seat != state.turn:
+            return []
+        hand = state.hands[seat]
+        if state.drawn is not None:
+            return [{"type": "insert", "at": at} for at in range(len(hand) + 1)]
+        lowest = to_beat(state)
+        moves: list[JSON] = []
+        size = len(hand)
+        for at, card in enumerate(hand):
+            if card == STOP:
+                moves.append({"type": "stop", "at": at})
+                continue
+            if card == DRAW:
+                moves.append({"type": "draw", "at": at})
+                continue
+            for count in (1, 2, 3):
+                combinations = COMBINATIONS.get(hand[at : at + count])
+                # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
+                if at + count > size or combinations is None:
+                    break
+                # Plain loops: this is the engine's hottest code.
+                for combination in combinations:
+                    if lowest is None or combination > lowest:
+                        moves.append(
+                            {
+                                "type": "play",
+                                "at": at,
+                                "count": count,
+                                "kind": KIND_NAMES[combination[0]],
+                                "rank": combination[1],
+                            }
+                        )
+        if state.trick:
+            moves.extend(
+                {"type": "pass", "card": WIRE[card], "at": at}
+                for card in dict.fromkeys(state.reserves[seat])
+                for at in range(len(hand) + 1)
+            )
+        return moves
+
+    # -- decide ---------------------------------------------------------------------------------
+
+    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+        kind, fields = _parse(move)
+        if seat != state.turn:
+            raise RuleError("turn-order", f"seat {seat} is not the seat to move")
+        hand = state.hands[seat]
+        at = fields["at"]
+        if state.drawn is not None:
+            if kind != "insert":
+                raise RuleError(
+                    "insert-drawn-card", "insert the card you drew before doing anything else"
+                )
+            if not 0 <= at <= len(hand):
+                raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
+            return self._insert(state, seat, at, rng)
+        if kind == "insert":
+            raise RuleError("insert-drawn-card", "you have drawn no card to insert")
+        if kind == "pass":
+            return self._pass(state, seat, fields["card"], at, rng)
+        if not 0 <= at < len(hand):
+            raise RuleError("hand-position", f"your hand has positions 0 to {len(hand) - 1}")
+        if kind == "play":
+            play = self._combination(state, seat, fields)
+        else:
+            play = self._special(hand, seat, at, STOP if kind == "stop" else DRAW)
+        played = Event(
+            "CardsPlayed",
+            {
+                "seat": seat,
+                "at": at,
+                "cards": _cards_json(play.cards),
+                "kind": KIND_NAMES[play.kind],
+                "rank": play.rank or None,
+            },
+        )
+        return [played, *self._after_turn(self.evolve(state, played), rng)]
+
+    @staticmethod
+    def _combination(state: State, seat: int, fields: Mapping[str, JSON]) -> Play:
+        hand, at, count = state.hands[seat], fields["at"], fields["count"]
+        if at + count > len(hand):
+            raise RuleError(
+                "adjacent-cards", f"{count} cards from position {at} run past your hand's end"
+            )
+        window = hand[at : at + count]
+        declared = (COMBINATION_KINDS[fields["kind"]], fields["rank"])
+        combinations = COMBINATIONS.get(window)
+        if combinations is None:
+            raise RuleError(
+                "special-card-alone",
+                'a DRAW or STOP card is no combination card: play it alone as {"type": "draw"} '
+                'or {"type": "stop"}',
+            )
+        if all(card == X for card in window) and count > 1:
+            raise RuleError("x-needs-number", "a combination of X cards needs a number card")
+        if declared not in combinations:
+            cards = ", ".join(str(WIRE[card]) for card in window)
+            raise RuleError(
+                "combination",
+                f"{cards} cannot be played as a {fields['kind']} of {fields['rank']}",
+            )
+        lowest = to_beat(state)
+        if lowest is not None and declared <= lowest:
+            raise RuleError(
+                "must-beat",
+                f"a {fields['kind']} of {fields['rank']} does not beat the "
+                f"{KIND_NAMES[lowest[0]]} of {lowest[1]} (equal does not beat)",
+            )
+        return Play(seat, window, declared[0], declared[1])
+
+    @staticmethod
+    def _special(hand: tuple[int, ...], seat: int, at: int, card: int) -> Play:
+        if hand[at] != card:
+            raise RuleError("card-at-position", f"the card at position {at} is no {WIRE[card]}")
+        return Play(seat, (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0)
+
+    def _pass(self, state: State, seat: int, card: JSON, at: int, rng: Random) -> list[Event]:
+        if not state.trick:
+            raise RuleError("leader-must-play", "the leader of a trick plays a combination")
+        code = CODE.get(card)
+        if code is None or code not in state.reserves[seat]:
+            raise RuleError("reserve-card", f"you have no reserve card {card!r}")
+        hand = state.hands[seat]
+        if not 0 <= at <= len(hand):
+            raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
+        taken = Event("ReserveTaken", {"seat": seat, "card": card, "at": at})
+        return [taken, *self._after_turn(self.evolve(state, taken), rng)]
+
+    def _after_turn(self, state: State, rng: Random) -> list[Event]:
+        """What follows a turn: the next player's turn, a hand lost by them, or the trick's end."""
+        if state.turn is not None:
+            if can_act(state, state.turn):
+                return []
+            return self._hand_lost(state, [state.turn], CANNOT_BEAT, rng)
+        winner, reason = self._trick_winner(state)
+        draws = CARDS_PER_DRAW * sum(play.kind == DRAW_PLAY for play in state.trick)
+        won = Event("TrickWon", {"seat": winner, "reason": reason, "draws": draws})
+        after = self.evolve(state, won)
+        if draws:
+            return [won, self._drawn(after, winner, rng)]
+        return [won, *self._after_trick(after, rng)]
+
+    @staticmethod
+    def _trick_winner(state: State) -> tuple[int, str]:
+        last = state.trick[-1]
+        if last.kind == STOP_PLAY:
+            return last.seat, "stop"
+        for play in reversed(state.trick):
+            if play.kind <= TRIPLE:
+                return play.seat, "highest"
+        return state.trick[0].seat, "lead"
+
+    @staticmethod
+    def _drawn(state: State, seat: int, rng: Random) -> Event:
+        return Event("CardDrawn", {"seat": seat, "card": WIRE[_draw(state.unseen, rng)]})
+
+    def _insert(self, state: State, seat: int, at: int, rng: Random) -> list[Event]:
+        assert state.drawn is not None
+        inserted = Event("CardInserted", {"seat": seat, "card": WIRE[state.drawn], "at": at})
+        after = self.evolve(state, inserted)
+        if after.draws_left:
+            return [inserted, self._drawn(after, seat, rng)]
+        return [inserted, *self._after_trick(after, rng)]
+
+    def _after_trick(self, state: State, rng: Random) -> list[Event]:
+        """After a trick (and its draws): the next trick, or the hand's end for its last holder."""
+        holders = [seat for seat, hand in enumerate(state.hands) if hand]
+        if len(holders) > 1:
+            return [Event("TrickStarted", {"leader": self._next_leader(state)})]
+        # Nobody left holding cards: the last to play out was the last to hold any.
+        last = holders[0] if holders else state.trick[-1].seat
+        return self._hand_lost(state, [last], LAST_WITH_CARDS, rng)
+
+    @staticmethod
+    def _next_leader(state: State) -> int:
+        hands, winner = state.hands, state.trick_winner
+        assert winner is not None
+        if hands[winner]:
+            return winner
+        for play in reversed(state.trick):
+            if play.kind <= TRIPLE and hands[play.seat]:
+                return play.seat
+        leader = next_seat(winner, state.players, lambda seat: bool(hands[seat]))
+        assert leader is not None, "a trick is only led while two seats hold cards"
+        return leader
+
+    def _hand_lost(self, state: State, seats: list[int], reason: str, rng: Random) -> list[Event]:
+        lost = Event("HandLost", {"seats": seats, "reason": reason})
+        if self.evolve(state, lost).losers:
+            return [lost]
+        return [lost, *self._deal(state.players, state.hand_number + 1, seats[-1], rng)]
+
+    # -- what a seat may see --------------------------------------------------------------------
+
+    def view(self, state: State, seat: int | None) -> dict[str, JSON]:
+        lowest = to_beat(state)
+        view: dict[str, JSON] = {
+            "hand_number": state.hand_number,
+            "chips": list(state.chips),
+            "hand_sizes": [len(hand) for hand in state.hands],
+            "reserves": [_cards_json(reserve) for reserve in state.reserves],
+            "draw_pile": state.draw_pile,
+            "phase": self._phase(state),
+            "leader": state.leader,
+            "turn": state.turn,
+            "waiting": list(state.waiting),
+            "trick": [
+                {
+                    "seat": play.seat,
+                    "cards": _cards_json(play.cards),
+                    "kind": KIND_NAMES[play.kind],
+                    "rank": play.rank or None,
+                }
+                for play in state.trick
+            ],
+            "to_beat": None
+            if lowest is None
+            else {"kind": KIND_NAMES[lowest[0]], "rank": lowest[1]},
+            "trick_winner": state.trick_winner,
+            "draws_left": state.draws_left + (state.drawn is not None),
+            "losers": list(state.losers),
+        }
+        if seat is not None:
+            view["hand"] = _cards_json(state.hands[seat])
+            if state.drawn is not None and state.turn == seat:
+                view["drawn"] = _card_json(state.drawn)
+        return view
+
+    @staticmethod
+    def _phase(state: State) -> str:
+        if state.turn is None:
+            # Between two events of one move (a past version can stop there): a trick or hand ends.
+            return "over" if state.losers else "resolving"
+        if state.drawn is not None:
+            return "insert"
+        return "follow" if state.trick else "lead"
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        data = event.data
+        if seat is not None and data.get("seat") == seat:
+            return event
+        match event.type:
+            case "CardsDealt":
+                return Event(
+                    event.type,
+                    {"seat": data["seat"], "count": len(data["cards"]), "reserve": data["reserve"]},
+                    event.v,
+                )
+            case "CardsPlayed" | "ReserveTaken":
+                return Event(event.type, {k: v for k, v in data.items() if k != "at"}, event.v)
+            case "CardDrawn" | "CardInserted":
+                return Event(event.type, {"seat": data["seat"]}, event.v)
+        return event
+
+    def result(self, state: State) -> Result | None:
+        if not state.losers:
+            return None
+        return Result(
+            winners=tuple(seat for seat in range(state.players) if seat not in state.losers),
+            scores=state.chips,
+            details={"losers": list(state.losers)},
+        )
+
+    def conceal(self, state: State, seat: int | None, rng: Random) -> State:
+        hidden = [s for s in range(state.players) if s != seat]
+        pool = [card for card, count in enumerate(state.unseen) for _ in range(count)]
+        pool += [card for s in hidden for card in state.hands[s]]
+        others_drawn = state.drawn is not None and state.turn != seat
+        if others_drawn:
+            assert state.drawn is not None
+            pool.append(state.drawn)
+        rng.shuffle(pool)
+        hands = list(state.hands)
+        for s in hidden:
+            size = len(hands[s])
+            hands[s], pool = tuple(pool[:size]), pool[size:]
+        drawn = state.drawn
+        if others_drawn:
+            drawn, pool = pool[0], pool[1:]
+        return replace(state, hands=tuple(hands), drawn=drawn, unseen=_counts(pool))
+
+
+def _counts(cards: list[int]) -> tuple[int, ...]:
+    counts = [0] * len(DECK_COUNTS)
+    for card in cards:
+        counts[card] += 1
+    return tuple(counts)
+
+
+RULES = KrassKariert()
