@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from domain.games import pig10
+from domain.games import pig10, wobble
 from domain.rules import Rules
 
 AnyRules = Rules[Any]
@@ -43,4 +43,4 @@ class GameRegistry:
 
 def default_registry() -> GameRegistry:
     """Every game Spieltisch ships."""
-    return GameRegistry([pig10.RULES])
+    return GameRegistry([pig10.RULES, wobble.RULES])
