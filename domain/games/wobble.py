@@ -945,13 +945,12 @@ class Wobble:
 
     def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Random) -> None:
         target = {"target": move["target"]} if "target" in move else {}
+        attack = events.state.attack
         events.add("JerkPlayed", {"seat": seat, "card": move["card"], **target})
-        state = events.state
-        attack = state.attack
         if CARD[move["card"]].symbol != NOT_ME or attack is None:
             return
-        if attack.symbol in DRAW_ATTACKS and not state.tasks:
-            for victim in _seats_from(state, attack.target):
+        if attack.symbol in DRAW_ATTACKS and not events.state.tasks:
+            for victim in _seats_from(events.state, attack.target):
                 if victim != seat:
                     self._draw(events, victim, attack.amount, rng, "attack")
 
