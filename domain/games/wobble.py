@@ -15,8 +15,9 @@ was first; a move decided on an older version is refused by the table's expected
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from random import Random
+from typing import Any, TypeVar
 
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import winners_by
@@ -289,6 +290,15 @@ class State:
 
 # -- small pure helpers ---------------------------------------------------------------------------
 
+Frozen = TypeVar("Frozen", State, Attack)
+
+
+def replace(frozen: Frozen, **changes: Any) -> Frozen:
+    """`dataclasses.replace` without its per-call field checks, which dominated playouts."""
+    copy = object.__new__(type(frozen))
+    copy.__dict__.update(frozen.__dict__, **changes)
+    return copy
+
 
 def _remove(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
     remaining = list(hand)
@@ -316,6 +326,23 @@ def _count(counts: tuple[int, ...], cards: Iterable[str], sign: int) -> tuple[in
 
 def _multiset(counts: tuple[int, ...]) -> list[str]:
     return [CARDS[index].code for index, count in enumerate(counts) for _ in range(count)]
+
+
+def _sample(counts: tuple[int, ...], size: int, rng: Random) -> list[str]:
+    """`size` cards drawn without replacement from the multiset `counts` (fewer if it runs out)."""
+    remaining = list(counts)
+    total = sum(remaining)
+    picked = []
+    for _ in range(min(size, total)):
+        pick = rng.randrange(total)
+        index = 0
+        while pick >= remaining[index]:
+            pick -= remaining[index]
+            index += 1
+        remaining[index] -= 1
+        total -= 1
+        picked.append(CARDS[index].code)
+    return sorted(picked)
 
 
 def _next(state: State, seat: int) -> int:
@@ -875,12 +902,11 @@ class Wobble:
             if not state.draw_size and state.discard_size:
                 events.add("DiscardsReshuffled", {"count": state.discard_size})
             draw = events.state.draw
-            card = rng.choice(_multiset(draw)) if any(draw) else None
+            card = next(iter(_sample(draw, 1, rng)), None)
             events.add("CardDrawn", {"seat": seat, "card": card})
         elif kind == "exchange_greys":
             shown = list(state.hands[seat])
-            pool = _multiset(_count(state.draw, shown, 1))
-            drawn = sorted(rng.sample(pool, len(shown)))
+            drawn = _sample(_count(state.draw, shown, 1), len(shown), rng)
             events.add("GreysExchanged", {"seat": seat, "shown": shown, "drawn": drawn})
         elif kind == "defend":
             target = self._defence_target(state, seat, move, rng)
@@ -922,8 +948,7 @@ class Wobble:
                     return
                 events.add("DiscardsReshuffled", {"count": events.state.discard_size})
                 continue
-            pool = _multiset(draw)
-            cards = sorted(rng.sample(pool, min(count, len(pool))))
+            cards = _sample(draw, count, rng)
             events.add("CardsDrawn", {"seat": seat, "cards": cards, "reason": reason})
             count -= len(cards)
 
