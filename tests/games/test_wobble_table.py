@@ -18,6 +18,7 @@ from flask.testing import FlaskClient
 from events.store import stream_key
 from service import create_app
 from service.config import Config
+from tests.test_openapi import assert_valid, component
 
 MAX_MOVES = 5_000
 
@@ -137,7 +138,7 @@ def test_a_toss_in_after_the_window_closed_is_refused(
     assert table.get()["version"] == now["version"]
 
 
-def test_views_and_the_log_hide_other_hands(client: FlaskClient) -> None:
+def test_views_and_the_log_hide_other_hands_and_match_the_contract(client: FlaskClient) -> None:
     table = new_table(client, 3)
     rng = Random(5)
     for _ in range(60):
@@ -147,6 +148,7 @@ def test_views_and_the_log_hide_other_hands(client: FlaskClient) -> None:
         for seat in (0, 1, 2, None):
             state = table.get("", seat)["state"]
             assert ("hand" in state) == (seat is not None)
+            assert_valid(component("WobbleState"), state, "wobble state")
             for event in table.get("/events", seat)["events"]:
                 data = event["data"]
                 if event["type"] == "wobble.CardsDealt" and data["seat"] != seat:
