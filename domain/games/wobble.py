@@ -1106,6 +1106,10 @@ class Wobble:
             return RuleError(
                 "card-choice", f"{card.code} is played with one of {choices(state, seat, card)}"
             )
+        if kind in ("play", "draw", "exchange_greys") and seat != state.turn:
+            return RuleError(
+                "out-of-turn", "out of turn a seat may only toss in, pass, defend, accept or jerk"
+            )
         if kind in ("draw", "exchange_greys") and state.phase == TURN:
             if kind == "exchange_greys" and any(CARD[c].group != GREY for c in hand):
                 return RuleError("grey-exchange", "only a hand of grey cards only may be exchanged")
