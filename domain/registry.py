@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from domain.games import krasskariert, krumme10, pig10, rollnbump
+from domain.games import krasskariert, krumme10, pig10, rollnbump, wobble
 from domain.rules import Rules
 
 AnyRules = Rules[Any]
@@ -43,4 +43,6 @@ class GameRegistry:
 
 def default_registry() -> GameRegistry:
     """Every game Spieltisch ships."""
-    return GameRegistry([pig10.RULES, krumme10.RULES, krasskariert.RULES, rollnbump.RULES])
+    return GameRegistry(
+        [pig10.RULES, krumme10.RULES, krasskariert.RULES, wobble.RULES, rollnbump.RULES]
+    )

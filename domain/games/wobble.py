@@ -1,0 +1,1261 @@
+"""Wobble: the 138-card shedding game with attacks, defences, Jerk cards and toss-ins out of turn.
+
+Rules as enforced: `shared/rules/wobble.md`. A card is a string code (`cyan:7`, `green:+3`,
+`swap:cyan/yellow`, `grey:mirror`, `brown:not_me`); identical cards share a code, so a hand is a
+sorted tuple of codes and the draw pile is a count per code: every draw picks from that multiset
+with the rng `decide` is given, so no future card exists in the state before it is drawn.
+
+`decide` validates a move against `legal_moves` and records the choices and chance outcomes;
+`evolve` applies the rules to them (who is targeted, who moves next), so a replay never re-rolls.
+Several seats may act at once: the seat to move (or the target of an attack), every seat that
+may toss in the identical card, and every seat that may play a Jerk card. The log decides who
+was first; a move decided on an older version is refused by the table's expected version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from random import Random
+from typing import Any, TypeVar
+
+from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.seating import winners_by
+
+COLOURS = ("magenta", "cyan", "yellow", "green")
+SWAP_PAIRS = (("magenta", "cyan"), ("cyan", "yellow"), ("yellow", "green"), ("green", "magenta"))
+HAND_SIZE = 6
+
+NUMBER, OFFENSIVE, NEUTRAL, SWAP, GREY, BROWN = (
+    "number",
+    "offensive",
+    "neutral",
+    "swap",
+    "grey",
+    "brown",
+)
+SKIP, PLUS3, PLUS5, MINUS20, MAGNET, AFK = "skip", "+3", "+5", "minus20", "magnet", "afk"
+REVERSE, HALF_HAND, CARD_EXCHANGE, COLOR_SWAP = (
+    "reverse",
+    "half_hand",
+    "card_exchange",
+    "color_swap",
+)
+DODGE, YOU, MIRROR, UNLUCKY = "dodge", "you", "mirror", "unlucky"
+NOT_ME, CAPTURE, DOUBLE = "not_me", "capture", "double"
+DRAW_ATTACKS = (PLUS3, PLUS5)
+
+OFFENSIVE_UNITS = {SKIP: 1, PLUS3: 3, PLUS5: 5, MINUS20: 20, MAGNET: 1, AFK: 1}
+"""What one offensive card adds to an attack: turns lost, cards drawn, points, names, sit-outs."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One symbol of the deck: its group, standard count, the most the `deck` option allows."""
+
+    symbol: str
+    group: str
+    standard: int
+    most: int
+    first_game: bool
+
+
+KINDS = (
+    *(Kind(str(n), NUMBER, 1 if n == 0 else 2, 1 if n == 0 else 2, True) for n in range(10)),
+    Kind(SKIP, OFFENSIVE, 2, 2, True),
+    Kind(PLUS3, OFFENSIVE, 2, 2, True),
+    Kind(PLUS5, OFFENSIVE, 1, 2, True),
+    Kind(MINUS20, OFFENSIVE, 1, 2, False),
+    Kind(MAGNET, OFFENSIVE, 1, 2, True),
+    Kind(AFK, OFFENSIVE, 1, 2, False),
+    Kind(REVERSE, NEUTRAL, 2, 2, True),
+    Kind(HALF_HAND, NEUTRAL, 1, 1, False),
+    Kind(CARD_EXCHANGE, NEUTRAL, 1, 1, False),
+    Kind(COLOR_SWAP, SWAP, 1, 1, True),
+    Kind(DODGE, GREY, 2, 4, True),
+    Kind(YOU, GREY, 2, 4, True),
+    Kind(MIRROR, GREY, 2, 4, True),
+    Kind(UNLUCKY, GREY, 1, 4, False),
+    Kind(NOT_ME, BROWN, 1, 4, False),
+    Kind(CAPTURE, BROWN, 1, 4, False),
+    Kind(DOUBLE, BROWN, 1, 4, False),
+)
+"""The deck, per symbol: coloured kinds count per colour, Color Swap per colour pair."""
+KIND_BY_SYMBOL = {kind.symbol: kind for kind in KINDS}
+MIN_NUMBER_CARDS = 8 * HAND_SIZE + 1
+"""Number cards alone can deal eight hands and turn a starting card."""
+
+
+@dataclass(frozen=True)
+class Card:
+    """What a card code stands for."""
+
+    code: str
+    symbol: str
+    group: str
+    colours: tuple[str, ...]
+    """Its colour (two for a Color Swap, none for grey and brown)."""
+    value: int
+    """Minus points when it is left in a hand."""
+    pairable: bool
+    """Two identical ones may be played together (their action counts double)."""
+
+
+def _card(code: str, symbol: str, group: str, colours: tuple[str, ...]) -> Card:
+    value = int(symbol) if group == NUMBER else 70 if group == BROWN else 20
+    pairable = group == OFFENSIVE or symbol == REVERSE or (group == NUMBER and symbol != "0")
+    return Card(code, symbol, group, colours, value, pairable)
+
+
+def _all_cards() -> tuple[Card, ...]:
+    cards: list[Card] = []
+    for kind in KINDS:
+        if kind.group in (NUMBER, OFFENSIVE, NEUTRAL):
+            cards += [_card(f"{c}:{kind.symbol}", kind.symbol, kind.group, (c,)) for c in COLOURS]
+        elif kind.group == SWAP:
+            cards += [_card(f"swap:{a}/{b}", kind.symbol, SWAP, (a, b)) for a, b in SWAP_PAIRS]
+        else:
+            cards.append(_card(f"{kind.group}:{kind.symbol}", kind.symbol, kind.group, ()))
+    return tuple(cards)
+
+
+CARDS = _all_cards()
+CARD = {card.code: card for card in CARDS}
+INDEX = {card.code: index for index, card in enumerate(CARDS)}
+NO_CARDS = (0,) * len(CARDS)
+
+
+class DeckOption(Option):
+    """`deck`: "standard", or overrides of it such as "afk=0,not_me=2" (counts per colour)."""
+
+    def check(self, value: JSON) -> None:
+        super().check(value)
+        parse_deck(value)
+
+
+def parse_deck(value: str) -> dict[str, int]:
+    """Count per symbol of the deck `value` names; raise `OptionError` if it is not a deck."""
+    counts = {kind.symbol: kind.standard for kind in KINDS}
+    if value != "standard":
+        for item in value.split(","):
+            symbol, _, count = item.strip().partition("=")
+            kind = KIND_BY_SYMBOL.get(symbol)
+            if kind is None or not count.isdigit() or not 0 <= int(count) <= kind.most:
+                raise OptionError(
+                    "deck",
+                    f"item {item!r} is not symbol=count with a known symbol "
+                    f"{sorted(KIND_BY_SYMBOL)} and a count up to its maximum",
+                )
+            counts[symbol] = int(count)
+    numbers = sum(counts[str(n)] for n in range(10)) * len(COLOURS)
+    if numbers < MIN_NUMBER_CARDS:
+        raise OptionError("deck", f"needs at least {MIN_NUMBER_CARDS} number cards, not {numbers}")
+    return counts
+
+
+def deck_counts(deck: str, first_game: bool) -> tuple[int, ...]:
+    """The count of each card code (in `CARDS` order) of a deck."""
+    per_symbol = parse_deck(deck)
+    return tuple(
+        0 if first_game and not KIND_BY_SYMBOL[card.symbol].first_game else per_symbol[card.symbol]
+        for card in CARDS
+    )
+
+
+DECK = DeckOption(
+    name="deck",
+    default="standard",
+    kind=str,
+    description='The deck: "standard" (138 cards), or changes to it as "symbol=count,..." with '
+    "counts per colour (per colour pair for color_swap; in all for grey and brown symbols).",
+)
+FIRST_GAME = Option(
+    name="first_game",
+    default=False,
+    kind=bool,
+    description="Play with the number cards, Change of direction, Color Swap, Skip, +3, +5, "
+    "Magnet, Dodge, You! and Mirror only.",
+)
+TASKS = Option(
+    name="tasks",
+    default="off",
+    kind=str,
+    choices=("off", "table"),
+    description='"off": the target of +3/+5 draws; "table": the target may attempt the printed '
+    "task instead, and the card's player reports success (nothing drawn) or failure (draw double).",
+)
+SCORE_LIMIT = Option(
+    name="score_limit",
+    default=500,
+    kind=int,
+    minimum=1,
+    maximum=100_000,
+    description="The game ends after the round in which a seat reaches this many minus points.",
+)
+
+INFO = GameInfo(
+    id="wobble",
+    title="Wobble",
+    min_players=2,
+    max_players=8,
+    options=(FIRST_SEAT, DECK, FIRST_GAME, TASKS, SCORE_LIMIT),
+    # Minus 20 can hit a seat any number of times in a round, so no finite bound is exact.
+    score_range=(0, 2**31 - 1),
+    summary="Shed your hand onto the discard pile by colour or symbol; attack with +3, Skip and "
+    "Magnet, defend with grey cards, jerk the attack away with brown ones, toss in identical cards "
+    "out of turn. Fewest minus points win.",
+)
+
+DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
+    "dealing",
+    "opening",
+    "turn",
+    "drawn",
+    "attack",
+    "resolve",
+    "over",
+)
+NAME, TASK, REPORT = "name", "task", "report"
+
+
+@dataclass(frozen=True)
+class Attack:
+    """The open offensive stack: its symbol, summed effect, who owns and who faces it."""
+
+    symbol: str
+    amount: int
+    owner: int
+    """Who played (or captured) its last card."""
+    target: int
+    directed_by: int
+    """Who last aimed it at the target (the owner, or a defender)."""
+    passed: bool = False
+    """Passed on at least once: a Mirror then sends it back to the owner."""
+    jerk_open: bool = True
+    """No Jerk card has been played on its top card yet."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One pending part of an accepted attack: `seat` names a number, chooses or reports a task."""
+
+    kind: str
+    seat: int
+    subject: int
+    """Whose task a report is about (else the seat itself)."""
+
+
+@dataclass(frozen=True)
+class State:
+    players: int
+    deck: tuple[int, ...]
+    tasks: bool
+    score_limit: int
+    first_dealer: int
+    scores: tuple[int, ...]
+    ring: tuple[int, ...]
+    """Seats in clockwise order of the places they sit at (a 0 lets two swap places)."""
+    round: int = -1
+    dealer: int = 0
+    direction: int = 1
+    hands: tuple[tuple[str, ...], ...] = ()
+    draw: tuple[int, ...] = NO_CARDS
+    discard: tuple[int, ...] = NO_CARDS
+    """Count of each card under the top card of the discard pile."""
+    top: str | None = None
+    colour: str | None = None
+    phase: str = DEALING
+    turn: int | None = None
+    drawn: str | None = None
+    """The drawn card the seat to move must play at once."""
+    attack: Attack | None = None
+    steps: tuple[Step, ...] = ()
+    toss: str | None = None
+    """The card that may be tossed in on now (its window is open)."""
+    toss_by: int | None = None
+    named: tuple[int, ...] = ()
+    lost: tuple[int, ...] = ()
+    """Turns each seat will lose (Skip)."""
+    away: tuple[int, ...] = ()
+    """Turns of others each seat still sits out (AFK)."""
+
+    @property
+    def draw_size(self) -> int:
+        return sum(self.draw)
+
+    @property
+    def discard_size(self) -> int:
+        return sum(self.discard)
+
+
+# -- small pure helpers ---------------------------------------------------------------------------
+
+Frozen = TypeVar("Frozen", State, Attack)
+
+
+def replace(frozen: Frozen, **changes: Any) -> Frozen:
+    """`dataclasses.replace` without its per-call field checks, which dominated playouts."""
+    copy = object.__new__(type(frozen))
+    copy.__dict__.update(frozen.__dict__, **changes)
+    return copy
+
+
+def _remove(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
+    remaining = list(hand)
+    for card in cards:
+        remaining.remove(card)
+    return tuple(remaining)
+
+
+def _add(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted((*hand, *cards)))
+
+
+def _with(
+    items: tuple[tuple[str, ...], ...], seat: int, hand: tuple[str, ...]
+) -> tuple[tuple[str, ...], ...]:
+    return (*items[:seat], hand, *items[seat + 1 :])
+
+
+def _count(counts: tuple[int, ...], cards: Iterable[str], sign: int) -> tuple[int, ...]:
+    changed = list(counts)
+    for card in cards:
+        changed[INDEX[card]] += sign
+    return tuple(changed)
+
+
+def _multiset(counts: tuple[int, ...]) -> list[str]:
+    return [CARDS[index].code for index, count in enumerate(counts) for _ in range(count)]
+
+
+def _sample(counts: tuple[int, ...], size: int, rng: Random) -> list[str]:
+    """`size` cards drawn without replacement from the multiset `counts` (fewer if it runs out)."""
+    remaining = list(counts)
+    total = sum(remaining)
+    picked = []
+    for _ in range(min(size, total)):
+        pick = rng.randrange(total)
+        index = 0
+        while pick >= remaining[index]:
+            pick -= remaining[index]
+            index += 1
+        remaining[index] -= 1
+        total -= 1
+        picked.append(CARDS[index].code)
+    return sorted(picked)
+
+
+def _next(state: State, seat: int) -> int:
+    """The seat after `seat` in the direction of play."""
+    ring = state.ring
+    return ring[(ring.index(seat) + state.direction) % state.players]
+
+
+def next_target(state: State, seat: int) -> int:
+    """The next player after `seat` who is not away (AFK); the plain next one if all others are."""
+    ring, n = state.ring, state.players
+    position = ring.index(seat)
+    for step in range(1, n):
+        other = ring[(position + step * state.direction) % n]
+        if not state.away[other]:
+            return other
+    return ring[(position + state.direction) % n]
+
+
+def _seats_from(state: State, first: int) -> list[int]:
+    """Every seat in the direction of play, starting with `first`."""
+    ring, n = state.ring, state.players
+    position = ring.index(first)
+    return [ring[(position + step * state.direction) % n] for step in range(n)]
+
+
+def matches(state: State, card: Card) -> bool:
+    """Whether `card` may be played on the discard pile on a turn (no attack open)."""
+    if card.group in (GREY, BROWN) or state.top is None:
+        return False
+    top = CARD[state.top]
+    if card.group == SWAP:
+        return state.colour in card.colours or top.group == SWAP
+    return card.colours[0] == state.colour or card.symbol == top.symbol
+
+
+def choices(state: State, seat: int, card: Card) -> list[dict[str, JSON]]:
+    """The choices playing `card` asks for, each as the move fields that carry it."""
+    others = [other for other in range(state.players) if other != seat]
+    if card.symbol == "0":
+        return [{"swap_with": None}, *({"swap_with": other} for other in others)]
+    if card.symbol == CARD_EXCHANGE:
+        return [{"exchange_with": other} for other in others]
+    if card.symbol == HALF_HAND:
+        return [{"discard_half": False}, {"discard_half": True}]
+    if card.group == SWAP:
+        if state.colour in card.colours:
+            return [{"colour": next(c for c in card.colours if c != state.colour)}]
+        return [{"colour": colour} for colour in card.colours]
+    return [{}]
+
+
+def reporter(attack: Attack, subject: int) -> int:
+    """Who reports `subject`'s task: the card's owner, or who aimed it if the owner is `subject`."""
+    return attack.owner if attack.owner != subject else attack.directed_by
+
+
+def points(hand: Iterable[str]) -> int:
+    return sum(CARD[card].value for card in hand)
+
+
+# -- the rules ------------------------------------------------------------------------------------
+
+CHOICE_FIELDS = ("colour", "swap_with", "exchange_with", "discard_half")
+MOVE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "play": (frozenset({"cards"}), frozenset(CHOICE_FIELDS)),
+    "toss": (frozenset({"cards"}), frozenset(CHOICE_FIELDS)),
+    "pass": (frozenset({"cards"}), frozenset()),
+    "start": (frozenset(), frozenset(CHOICE_FIELDS)),
+    "draw": (frozenset(), frozenset()),
+    "exchange_greys": (frozenset(), frozenset()),
+    "defend": (frozenset({"card"}), frozenset({"target"})),
+    "jerk": (frozenset({"card"}), frozenset({"target"})),
+    "accept": (frozenset(), frozenset()),
+    "attempt": (frozenset(), frozenset()),
+    "report": (frozenset({"success"}), frozenset()),
+    "name": (frozenset(), frozenset({"number", "colour"})),
+}
+"""Per move type: the fields it must have and those it may have (besides `type`)."""
+SEAT_FIELDS = ("swap_with", "exchange_with", "target", "number")
+BOOL_FIELDS = ("discard_half", "success")
+
+
+class Wobble:
+    """Wobble behind the rules contract."""
+
+    info = INFO
+
+    # -- setup and folding ----------------------------------------------------------------------
+
+    def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
+        named_first = options.get(FIRST_SEAT.name)
+        return State(
+            players=players,
+            deck=deck_counts(options.get("deck", "standard"), bool(options.get("first_game"))),
+            tasks=options.get("tasks") == "table",
+            score_limit=int(options.get("score_limit", SCORE_LIMIT.default)),
+            # wobble.md: round r is dealt by seat r mod players; a named first seat is the first
+            # round's first player, so the seat before it deals.
+            first_dealer=0 if named_first is None else (int(named_first) - 1) % players,
+            scores=(0,) * players,
+            ring=tuple(range(players)),
+        )
+
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+        return self._deal(self.initial_state(players, options), 0, rng)
+
+    def _deal(self, state: State, round_: int, rng: Random) -> list[Event]:
+        dealer = (state.first_dealer + round_) % state.players
+        deck = _multiset(state.deck)
+        rng.shuffle(deck)
+        events = [Event("RoundStarted", {"round": round_, "dealer": dealer})]
+        events += [
+            Event(
+                "CardsDealt",
+                {"seat": seat, "cards": sorted(deck[seat :: state.players][:HAND_SIZE])},
+            )
+            for seat in range(state.players)
+        ]
+        dealt = state.players * HAND_SIZE
+        # Grey and brown cards turned up go back and are reshuffled, so the starting card is
+        # simply a uniform pick among the colour cards left.
+        rest = sorted(card for card in deck[dealt:] if CARD[card].group not in (GREY, BROWN))
+        events.append(Event("StartCardTurned", {"seat": dealer, "card": rng.choice(rest)}))
+        return events
+
+    def evolve(self, state: State, event: Event) -> State:
+        data = event.data
+        match event.type:
+            case "RoundStarted":
+                n = state.players
+                return replace(
+                    state,
+                    round=data["round"],
+                    dealer=data["dealer"],
+                    direction=1,
+                    hands=((),) * n,
+                    draw=state.deck,
+                    discard=NO_CARDS,
+                    top=None,
+                    colour=None,
+                    phase=DEALING,
+                    turn=None,
+                    drawn=None,
+                    attack=None,
+                    steps=(),
+                    toss=None,
+                    toss_by=None,
+                    named=(),
+                    lost=(0,) * n,
+                    away=(0,) * n,
+                )
+            case "CardsDealt":
+                cards = data["cards"]
+                return replace(
+                    state,
+                    hands=_with(state.hands, data["seat"], tuple(sorted(cards))),
+                    draw=_count(state.draw, cards, -1),
+                )
+            case "StartCardTurned":
+                card = CARD[data["card"]]
+                state = replace(
+                    state,
+                    draw=_count(state.draw, [card.code], -1),
+                    top=card.code,
+                    colour=card.colours[0] if card.group != SWAP else None,
+                )
+                options = choices(state, data["seat"], card)
+                if len(options) > 1:
+                    return replace(state, phase=OPENING, turn=data["seat"])
+                return self._played(state, data["seat"], card, 1, options[0])
+            case "StartCardResolved":
+                return self._played(state, data["seat"], CARD[state.top or ""], 1, data)
+            case "CardsPlayed":
+                return self._cards_played(state, data)
+            case "HalfHandDiscarded":
+                seat, cards = data["seat"], data["cards"]
+                return replace(
+                    state,
+                    hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
+                    discard=_count(state.discard, cards, 1),
+                )
+            case "CardDrawn":
+                return self._card_drawn(state, data["seat"], data["card"])
+            case "CardsDrawn":
+                seat, cards = data["seat"], data["cards"]
+                return replace(
+                    state,
+                    hands=_with(state.hands, seat, _add(state.hands[seat], cards)),
+                    draw=_count(state.draw, cards, -1),
+                )
+            case "DiscardsReshuffled":
+                draw = tuple(a + b for a, b in zip(state.draw, state.discard, strict=True))
+                return replace(state, draw=draw, discard=NO_CARDS)
+            case "GreysExchanged":
+                seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
+                hand = _add(_remove(state.hands[seat], shown), drawn)
+                draw = _count(_count(state.draw, shown, 1), drawn, -1)
+                state = replace(state, hands=_with(state.hands, seat, hand), draw=draw, toss=None)
+                return self._give_turn(state, _next(state, seat))
+            case "DefencePlayed":
+                return self._defended(state, data["seat"], data["card"], data["target"])
+            case "JerkPlayed":
+                return self._jerked(state, data["seat"], data["card"], data.get("target"))
+            case "AttackAccepted":
+                return self._accepted(state, data["seat"])
+            case "TaskAttempted":
+                return self._attempted(state, data["seat"])
+            case "TaskReported":
+                return self._step_done(state)
+            case "MagnetNamed":
+                return self._magnet_named(state, data)
+            case "RoundEnded":
+                state = replace(state, scores=tuple(data["scores"]))
+                if data["final"]:
+                    return replace(state, phase=OVER, turn=None, toss=None, attack=None)
+                return state
+        raise ValueError(f"wobble has no event {event.type!r}")
+
+    def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
+        seat, cards = data["seat"], data["cards"]
+        discard = state.discard if state.top is None else _count(state.discard, [state.top], 1)
+        state = replace(
+            state,
+            hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
+            discard=discard,
+            top=cards[0],
+            drawn=None,
+        )
+        return self._played(state, seat, CARD[cards[0]], len(cards), data)
+
+    def _played(
+        self, state: State, seat: int, card: Card, copies: int, data: Mapping[str, JSON]
+    ) -> State:
+        """`seat` has just put `copies` of `card` on the discard pile: its action happens."""
+        colour = data["colour"] if card.group == SWAP else card.colours[0]
+        state = replace(state, colour=colour, toss=card.code, toss_by=seat)
+        if card.group == OFFENSIVE:
+            open_attack = state.attack
+            amount = OFFENSIVE_UNITS[card.symbol] * copies
+            if open_attack is not None:
+                amount += open_attack.amount
+            target = next_target(state, seat)
+            attack = Attack(card.symbol, amount, seat, target, seat, passed=open_attack is not None)
+            return replace(state, phase=ATTACK, turn=None, attack=attack)
+        if card.symbol == REVERSE and copies % 2:
+            state = replace(state, direction=-state.direction)
+        elif card.symbol == "0" and data.get("swap_with") is not None:
+            ring = list(state.ring)
+            mine, theirs = ring.index(seat), ring.index(data["swap_with"])
+            ring[mine], ring[theirs] = ring[theirs], ring[mine]
+            state = replace(state, ring=tuple(ring))
+        elif card.symbol == CARD_EXCHANGE:
+            other = data["exchange_with"]
+            hands = list(state.hands)
+            hands[seat], hands[other] = hands[other], hands[seat]
+            state = replace(state, hands=tuple(hands))
+        return self._give_turn(state, _next(state, seat))
+
+    def _card_drawn(self, state: State, seat: int, card: str | None) -> State:
+        state = replace(state, toss=None)
+        if card is None:
+            return self._give_turn(state, _next(state, seat))
+        state = replace(
+            state,
+            hands=_with(state.hands, seat, _add(state.hands[seat], [card])),
+            draw=_count(state.draw, [card], -1),
+        )
+        if matches(state, CARD[card]):
+            return replace(state, phase=DRAWN, drawn=card)
+        return self._give_turn(state, _next(state, seat))
+
+    @staticmethod
+    def _give_turn(state: State, seat: int) -> State:
+        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
+        lost, away = list(state.lost), list(state.away)
+        passed_away = 0
+        while True:
+            if lost[seat]:
+                lost[seat] -= 1
+            elif away[seat] and passed_away < state.players:
+                passed_away += 1
+            else:
+                break
+            seat = state.ring[(state.ring.index(seat) + state.direction) % state.players]
+        if passed_away >= state.players:  # everyone is away: they all come back
+            away = [0] * state.players
+        away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
+        return replace(
+            state,
+            phase=TURN,
+            turn=seat,
+            drawn=None,
+            attack=None,
+            steps=(),
+            lost=tuple(lost),
+            away=tuple(away),
+        )
+
+    def _defended(self, state: State, seat: int, card: str, target: int) -> State:
+        attack = state.attack
+        assert attack is not None
+        direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
+        return replace(
+            state,
+            hands=_with(state.hands, seat, _remove(state.hands[seat], [card])),
+            discard=_count(state.discard, [card], 1),
+            direction=direction,
+            attack=replace(attack, target=target, directed_by=seat),
+            toss=None,
+        )
+
+    def _jerked(self, state: State, seat: int, card: str, target: int | None) -> State:
+        attack = state.attack
+        assert attack is not None
+        symbol = CARD[card].symbol
+        state = replace(
+            state,
+            hands=_with(state.hands, seat, _remove(state.hands[seat], [card])),
+            discard=_count(state.discard, [card], 1),
+            toss=None if seat == attack.target else state.toss,
+        )
+        attack = replace(attack, jerk_open=False)
+        if symbol == DOUBLE:
+            return replace(state, attack=replace(attack, amount=attack.amount * 2))
+        if symbol == CAPTURE:
+            assert target is not None
+            attack = replace(attack, owner=seat, target=target, directed_by=seat)
+            return replace(state, attack=attack)
+        # Not Me: every other seat suffers the effect; its player stands in for the owner.
+        attack = replace(attack, owner=seat, directed_by=seat)
+        victims = [other for other in _seats_from(state, attack.target) if other != seat]
+        return self._suffer(replace(state, attack=attack, toss=None), victims, one_each=True)
+
+    def _suffer(self, state: State, victims: list[int], *, one_each: bool) -> State:
+        """The open attack hits `victims` (drawn cards follow as their own events).
+
+        `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
+        target and the player after them one turn each.
+        """
+        attack = state.attack
+        assert attack is not None
+        amount, symbol = attack.amount, attack.symbol
+        scores, lost, away = list(state.scores), list(state.lost), list(state.away)
+        steps: list[Step] = []
+        for victim in victims:
+            if symbol == MINUS20:
+                scores[victim] += amount
+            elif symbol == AFK:
+                away[victim] += amount * (state.players - 1)
+            elif symbol == MAGNET:
+                steps += [Step(NAME, victim, victim)] * amount
+            elif symbol in DRAW_ATTACKS and state.tasks:
+                steps.append(Step(TASK, victim, victim))
+        if symbol == SKIP:
+            if not one_each:
+                seat = victims[0]
+                for _ in range(amount):
+                    lost[seat] += 1
+                    seat = next_target(state, seat)
+            else:
+                for victim in victims:
+                    lost[victim] += amount
+        state = replace(state, scores=tuple(scores), lost=tuple(lost), away=tuple(away), toss=None)
+        if steps:
+            return replace(state, phase=RESOLVE, steps=tuple(steps))
+        return self._give_turn(state, attack.target)
+
+    def _accepted(self, state: State, seat: int) -> State:
+        if state.phase == RESOLVE:  # a Not Me victim takes the draw instead of the task
+            return self._step_done(state)
+        attack = state.attack
+        assert attack is not None
+        if attack.symbol in DRAW_ATTACKS:
+            return self._give_turn(replace(state, toss=None), attack.target)
+        return self._suffer(replace(state, steps=()), [seat], one_each=False)
+
+    def _attempted(self, state: State, seat: int) -> State:
+        attack = state.attack
+        assert attack is not None
+        rest = state.steps[1:] if state.phase == RESOLVE else ()
+        report = Step(REPORT, reporter(attack, seat), seat)
+        return replace(state, phase=RESOLVE, steps=(report, *rest), toss=None)
+
+    def _step_done(self, state: State) -> State:
+        if len(state.steps) > 1:
+            return replace(state, steps=state.steps[1:])
+        assert state.attack is not None
+        return self._give_turn(state, state.attack.target)
+
+    def _magnet_named(self, state: State, data: Mapping[str, JSON]) -> State:
+        seat = data["seat"]
+        hands = list(state.hands)
+        for taken in data["taken"]:
+            hands[taken["seat"]] = _remove(hands[taken["seat"]], taken["cards"])
+            hands[seat] = _add(hands[seat], taken["cards"])
+        named = state.named
+        if data.get("number") is not None:
+            named = tuple(sorted((*named, data["number"])))
+        return self._step_done(replace(state, hands=tuple(hands), named=named))
+
+    # -- who may act, and how -------------------------------------------------------------------
+
+    def to_act(self, state: State) -> frozenset[int]:
+        phase = state.phase
+        if phase in (OPENING, DRAWN):
+            return frozenset({state.turn} if state.turn is not None else ())
+        if phase == TURN and state.turn is not None:
+            return frozenset({state.turn, *self._tossers(state, state.turn)})
+        if phase == ATTACK and state.attack is not None:
+            target = state.attack.target
+            return frozenset({target, *self._tossers(state, target), *self._jerkers(state)})
+        if phase == RESOLVE:
+            return frozenset({state.steps[0].seat})
+        return frozenset()
+
+    @staticmethod
+    def _mover(state: State) -> int:
+        """The seat whose move closes the toss-in window: the seat to move or the target."""
+        if state.attack is not None:
+            return state.attack.target
+        assert state.turn is not None
+        return state.turn
+
+    @staticmethod
+    def _tossers(state: State, mover: int) -> list[int]:
+        if state.toss is None:
+            return []
+        return [
+            seat
+            for seat in range(state.players)
+            if seat not in (mover, state.toss_by)
+            and not state.away[seat]
+            and state.toss in state.hands[seat]
+        ]
+
+    @staticmethod
+    def _jerkers(state: State) -> list[int]:
+        attack = state.attack
+        if attack is None or not attack.jerk_open:
+            return []
+        return [
+            seat
+            for seat in range(state.players)
+            if seat != attack.owner
+            and (not state.away[seat] or seat == attack.target)
+            and any(CARD[card].group == BROWN for card in state.hands[seat])
+        ]
+
+    def legal_moves(self, state: State, seat: int) -> list[JSON]:
+        if seat not in self.to_act(state):
+            return []
+        hand = state.hands[seat]
+        phase = state.phase
+        if phase == OPENING:
+            card = CARD[state.top or ""]
+            return [{"type": "start", **choice} for choice in choices(state, seat, card)]
+        if phase == DRAWN:
+            card = CARD[state.drawn or ""]
+            return [{"type": "play", "cards": [card.code], **c} for c in choices(state, seat, card)]
+        if phase == RESOLVE:
+            return self._step_moves(state)
+        moves: list[JSON] = []
+        if phase == TURN and seat == state.turn:
+            moves = self._plays(state, seat, "play", [c for c in hand if matches(state, CARD[c])])
+            if not moves:
+                moves.append({"type": "draw"})
+                if hand and all(CARD[card].group == GREY for card in hand):
+                    moves.append({"type": "exchange_greys"})
+            return moves
+        attack = state.attack
+        if attack is not None and seat == attack.target:
+            offensive = [c for c in hand if CARD[c].symbol == attack.symbol]
+            moves += self._plays(state, seat, "pass", offensive)
+            moves += self._defences(state, seat)
+            moves.append({"type": "accept"})
+            if state.tasks and attack.symbol in DRAW_ATTACKS:
+                moves.append({"type": "attempt"})
+        elif state.toss is not None and seat in self._tossers(state, self._mover(state)):
+            moves += self._plays(state, seat, "toss", [state.toss])
+        if attack is not None and seat in self._jerkers(state):
+            moves += self._jerks(state, seat)
+        return moves
+
+    def _plays(self, state: State, seat: int, kind: str, cards: list[str]) -> list[JSON]:
+        moves: list[JSON] = []
+        hand = state.hands[seat]
+        for code in sorted(set(cards)):
+            card = CARD[code]
+            options = choices(state, seat, card)
+            moves += [{"type": kind, "cards": [code], **choice} for choice in options]
+            if card.pairable and hand.count(code) >= 2:
+                moves += [{"type": kind, "cards": [code, code], **choice} for choice in options]
+        return moves
+
+    @staticmethod
+    def _defences(state: State, seat: int) -> list[JSON]:
+        moves: list[JSON] = []
+        for code in sorted({c for c in state.hands[seat] if CARD[c].group == GREY}):
+            if CARD[code].symbol == YOU:
+                moves += [
+                    {"type": "defend", "card": code, "target": other}
+                    for other in range(state.players)
+                    if other != seat
+                ]
+            else:
+                moves.append({"type": "defend", "card": code})
+        return moves
+
+    @staticmethod
+    def _jerks(state: State, seat: int) -> list[JSON]:
+        moves: list[JSON] = []
+        for code in sorted({c for c in state.hands[seat] if CARD[c].group == BROWN}):
+            if CARD[code].symbol == CAPTURE:
+                moves += [
+                    {"type": "jerk", "card": code, "target": other}
+                    for other in range(state.players)
+                    if other != seat
+                ]
+            else:
+                moves.append({"type": "jerk", "card": code})
+        return moves
+
+    @staticmethod
+    def _step_moves(state: State) -> list[JSON]:
+        step = state.steps[0]
+        if step.kind == NAME:
+            free = [n for n in range(1, 10) if n not in state.named]
+            if free:
+                return [{"type": "name", "number": number} for number in free]
+            return [{"type": "name", "colour": colour} for colour in COLOURS]
+        if step.kind == TASK:
+            return [{"type": "accept"}, {"type": "attempt"}]
+        return [{"type": "report", "success": True}, {"type": "report", "success": False}]
+
+    # -- deciding -------------------------------------------------------------------------------
+
+    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+        move = self._parse(move)
+        if seat not in self.to_act(state):
+            raise self._out_of_turn(state, seat)
+        if move not in self.legal_moves(state, seat):
+            raise self._illegal(state, seat, move)
+        events = _Events(self, state)
+        kind = move["type"]
+        data = {name: move[name] for name in CHOICE_FIELDS if name in move}
+        if kind in ("play", "toss", "pass"):
+            how = "drawn" if state.phase == DRAWN else kind
+            events.add("CardsPlayed", {"seat": seat, "cards": move["cards"], "how": how, **data})
+            if move.get("discard_half"):
+                self._discard_half(events, seat, rng)
+        elif kind == "start":
+            events.add("StartCardResolved", {"seat": seat, **data})
+            if move.get("discard_half"):
+                self._discard_half(events, seat, rng)
+        elif kind == "draw":
+            if not state.draw_size and state.discard_size:
+                events.add("DiscardsReshuffled", {"count": state.discard_size})
+            draw = events.state.draw
+            card = next(iter(_sample(draw, 1, rng)), None)
+            events.add("CardDrawn", {"seat": seat, "card": card})
+        elif kind == "exchange_greys":
+            shown = list(state.hands[seat])
+            drawn = _sample(_count(state.draw, shown, 1), len(shown), rng)
+            events.add("GreysExchanged", {"seat": seat, "shown": shown, "drawn": drawn})
+        elif kind == "defend":
+            target = self._defence_target(state, seat, move, rng)
+            events.add("DefencePlayed", {"seat": seat, "card": move["card"], "target": target})
+        elif kind == "jerk":
+            self._jerk(events, seat, move, rng)
+        elif kind == "accept":
+            events.add("AttackAccepted", {"seat": seat})
+            attack = state.attack
+            if attack is not None and attack.symbol in DRAW_ATTACKS:
+                self._draw(events, seat, attack.amount, rng, "attack")
+        elif kind == "attempt":
+            events.add("TaskAttempted", {"seat": seat})
+        elif kind == "report":
+            subject, attack = state.steps[0].subject, state.attack
+            events.add(
+                "TaskReported", {"seat": seat, "subject": subject, "success": move["success"]}
+            )
+            if not move["success"] and attack is not None:
+                self._draw(events, subject, 2 * attack.amount, rng, "task_failed")
+        else:
+            events.add("MagnetNamed", self._magnet(state, seat, move))
+        self._end_round_if_done(events, rng)
+        return events.list
+
+    def _discard_half(self, events: _Events, seat: int, rng: Random) -> None:
+        hand = events.state.hands[seat]
+        if len(hand) // 2:
+            cards = sorted(rng.sample(hand, len(hand) // 2))
+            events.add("HalfHandDiscarded", {"seat": seat, "cards": cards})
+
+    @staticmethod
+    def _draw(events: _Events, seat: int, count: int, rng: Random, reason: str) -> None:
+        """`seat` draws `count` cards; an empty draw pile is refilled from the discard pile."""
+        while count:
+            draw = events.state.draw
+            if not any(draw):
+                if not events.state.discard_size:
+                    return
+                events.add("DiscardsReshuffled", {"count": events.state.discard_size})
+                continue
+            cards = _sample(draw, count, rng)
+            events.add("CardsDrawn", {"seat": seat, "cards": cards, "reason": reason})
+            count -= len(cards)
+
+    @staticmethod
+    def _defence_target(state: State, seat: int, move: Mapping[str, JSON], rng: Random) -> int:
+        attack = state.attack
+        assert attack is not None
+        symbol = CARD[move["card"]].symbol
+        if symbol == YOU:
+            target: int = move["target"]
+            return target
+        if symbol == UNLUCKY:
+            return rng.randrange(state.players)
+        if symbol == MIRROR:
+            if attack.passed and attack.owner != seat:
+                return attack.owner
+            return next_target(replace(state, direction=-state.direction), seat)
+        return next_target(state, seat)
+
+    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Random) -> None:
+        target = {"target": move["target"]} if "target" in move else {}
+        attack = events.state.attack
+        events.add("JerkPlayed", {"seat": seat, "card": move["card"], **target})
+        if CARD[move["card"]].symbol != NOT_ME or attack is None:
+            return
+        if attack.symbol in DRAW_ATTACKS and not events.state.tasks:
+            for victim in _seats_from(events.state, attack.target):
+                if victim != seat:
+                    self._draw(events, victim, attack.amount, rng, "attack")
+
+    @staticmethod
+    def _magnet(state: State, seat: int, move: Mapping[str, JSON]) -> dict[str, JSON]:
+        number, colour = move.get("number"), move.get("colour")
+
+        def wanted(card: Card) -> bool:
+            if number is not None:
+                return card.group == NUMBER and card.symbol == str(number)
+            return colour in card.colours
+
+        taken = [
+            {"seat": other, "cards": [c for c in state.hands[other] if wanted(CARD[c])]}
+            for other in range(state.players)
+            if other != seat
+        ]
+        named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
+        return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
+
+    def _end_round_if_done(self, events: _Events, rng: Random) -> None:
+        state = events.state
+        if state.phase != TURN or all(state.hands):
+            return
+        round_points = [points(hand) for hand in state.hands]
+        scores = [score + add for score, add in zip(state.scores, round_points, strict=True)]
+        final = max(scores) >= state.score_limit
+        events.add(
+            "RoundEnded",
+            {"round": state.round, "points": round_points, "scores": scores, "final": final},
+        )
+        if not final:
+            for event in self._deal(events.state, state.round + 1, rng):
+                events.add(event.type, event.data)
+
+    # -- refusing -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _parse(move: JSON) -> dict[str, JSON]:
+        shapes = ", ".join(sorted(MOVE_FIELDS))
+        kind = move.get("type") if isinstance(move, Mapping) else None
+        if not isinstance(kind, str) or kind not in MOVE_FIELDS:
+            raise RuleError("move-format", f'a Wobble move is {{"type": ...}}, one of: {shapes}')
+        required, optional = MOVE_FIELDS[move["type"]]
+        fields = set(move) - {"type"}
+        if not required <= fields or not fields <= required | optional:
+            raise RuleError(
+                "move-format",
+                f"a {move['type']!r} move has the fields {sorted(required)}"
+                + (f" and may have {sorted(optional)}" if optional else ""),
+            )
+        for name in SEAT_FIELDS:
+            value = move.get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise RuleError("move-format", f"{name} must be a whole number")
+        for name in BOOL_FIELDS:
+            if name in move and not isinstance(move[name], bool):
+                raise RuleError("move-format", f"{name} must be true or false")
+        for name in ("card", "colour"):
+            if name in move and not isinstance(move[name], str):
+                raise RuleError("move-format", f"{name} must be a string")
+        cards = move.get("cards", [])
+        if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
+            raise RuleError("move-format", "cards must be a list of card codes")
+        if "cards" in move and not 1 <= len(cards) <= 2:
+            raise RuleError("identical-pair", "play one card, or two identical ones together")
+        for code in [*cards, *([move["card"]] if "card" in move else [])]:
+            if code not in CARD:
+                raise RuleError("move-format", f"{code!r} is not a card code, e.g. 'cyan:7'")
+        return dict(move)
+
+    @staticmethod
+    def _out_of_turn(state: State, seat: int) -> RuleError:
+        if not 0 <= seat < state.players:
+            return RuleError("out-of-turn", f"there is no seat {seat}")
+        if state.phase == OVER:
+            return RuleError("game-over", "the game is over")
+        if state.phase == TURN and state.toss is not None:
+            return RuleError(
+                "out-of-turn",
+                f"seat {seat} may act out of turn only to toss in the identical {state.toss}",
+            )
+        if state.phase == ATTACK:
+            return RuleError(
+                "out-of-turn",
+                f"seat {seat} may act now only with a Jerk card (not against its own card) "
+                f"or the identical card while the toss-in window is open",
+            )
+        return RuleError("out-of-turn", f"seat {seat} may not act now")
+
+    def _illegal(self, state: State, seat: int, move: Mapping[str, JSON]) -> RuleError:
+        kind = move["type"]
+        hand = state.hands[seat]
+        cards = move.get("cards") or ([move["card"]] if "card" in move else [])
+        attack = state.attack
+        for code in set(cards):
+            if hand.count(code) < cards.count(code):
+                return RuleError(
+                    "card-in-hand", f"seat {seat} does not hold {cards.count(code)} x {code}"
+                )
+        if len(cards) == 2 and (cards[0] != cards[1] or not CARD[cards[0]].pairable):
+            return RuleError(
+                "identical-pair",
+                "only two identical number or action cards (not 0, Half Hand, Card Exchange, "
+                "Color Swap) are played together",
+            )
+        if state.phase == OPENING:
+            return RuleError("starting-card", f"the dealer resolves the starting card {state.top}")
+        if state.phase == DRAWN:
+            return RuleError("play-drawn-card", f"the drawn card {state.drawn} must be played now")
+        if state.phase == RESOLVE:
+            step = state.steps[0]
+            if kind == "name" and move.get("number") in state.named:
+                return RuleError("magnet-named", f"{move['number']} was already named this round")
+            if kind == "name" and move.get("number") is None and len(state.named) < 9:
+                return RuleError("magnet-numbers-first", "name a number 1..9 not yet named")
+            return RuleError("pending-step", f"seat {seat} must {step.kind} now")
+        if kind == "play" and seat == state.turn and state.phase == TURN:
+            card = CARD[cards[0]]
+            if card.group in (GREY, BROWN):
+                return RuleError("grey-brown-only-on-attack", "grey and brown cards answer attacks")
+            if not matches(state, card):
+                return RuleError(
+                    "matching",
+                    f"{card.code} matches neither the colour {state.colour} nor the symbol of "
+                    f"{state.top}",
+                )
+            return RuleError(
+                "card-choice", f"{card.code} is played with one of {choices(state, seat, card)}"
+            )
+        if kind in ("play", "draw", "exchange_greys") and seat != state.turn:
+            return RuleError(
+                "out-of-turn", "out of turn a seat may only toss in, pass, defend, accept or jerk"
+            )
+        if kind in ("draw", "exchange_greys") and state.phase == TURN:
+            if kind == "exchange_greys" and any(CARD[c].group != GREY for c in hand):
+                return RuleError("grey-exchange", "only a hand of grey cards only may be exchanged")
+            return RuleError("forced-play", "a player who can play must play")
+        if kind == "toss":
+            if state.toss is None:
+                return RuleError("toss-in-window", "the toss-in window is closed")
+            if seat == state.toss_by:
+                return RuleError("toss-in-own-card", "play both identical cards together instead")
+            if cards[0] != state.toss:
+                return RuleError(
+                    "toss-in-identical", f"only the identical {state.toss} is tossed in"
+                )
+            return RuleError(
+                "card-choice",
+                f"{state.toss} is played with one of {choices(state, seat, CARD[state.toss])}",
+            )
+        if kind == "jerk":
+            if attack is None:
+                return RuleError("jerk-on-attack", "Jerk cards are played only on an open attack")
+            if CARD[cards[0]].group != BROWN:
+                return RuleError("jerk-brown", "a Jerk card is brown")
+            if seat == attack.owner:
+                return RuleError("jerk-not-own-card", "no Jerk on your own offensive card")
+            if not attack.jerk_open:
+                return RuleError("one-jerk-per-card", "this offensive card has had its Jerk card")
+            return RuleError("capture-target", "Capture names another player as the new target")
+        if attack is None or seat != attack.target:
+            return RuleError("no-attack", f"a {kind!r} move answers an attack aimed at you")
+        if kind == "pass":
+            return RuleError(
+                "pass-same-symbol", f"pass the attack on with a {attack.symbol} card (any colour)"
+            )
+        if kind == "defend":
+            if CARD[cards[0]].group != GREY:
+                return RuleError("defence-grey", "defences are the grey cards")
+            return RuleError("you-target", "You! names another player as the new target")
+        if kind == "attempt":
+            return RuleError("tasks", 'tasks are attempted only on +3/+5 with option tasks="table"')
+        return RuleError(
+            "attack-open", f"answer the {attack.symbol} attack: pass, defend or accept"
+        )
+
+    # -- what a seat may see --------------------------------------------------------------------
+
+    def view(self, state: State, seat: int | None) -> dict[str, JSON]:
+        attack = state.attack
+        view: dict[str, JSON] = {
+            "round": state.round,
+            "dealer": state.dealer,
+            "seating": list(state.ring),
+            "direction": state.direction,
+            "phase": state.phase,
+            "turn": state.turn,
+            "top": state.top,
+            "colour": state.colour,
+            "hand_sizes": [len(hand) for hand in state.hands],
+            "draw_pile": state.draw_size,
+            "discard_pile": state.discard_size,
+            "attack": None
+            if attack is None
+            else {
+                "symbol": attack.symbol,
+                "amount": attack.amount,
+                "owner": attack.owner,
+                "target": attack.target,
+                "passed": attack.passed,
+                "jerk_allowed": attack.jerk_open,
+            },
+            "pending": [
+                {"kind": step.kind, "seat": step.seat, "subject": step.subject}
+                for step in state.steps
+            ],
+            "toss_in": None if state.toss is None else {"card": state.toss, "by": state.toss_by},
+            "named": list(state.named),
+            "lost_turns": list(state.lost),
+            "away": list(state.away),
+            "scores": list(state.scores),
+        }
+        if seat is not None:
+            view["hand"] = list(state.hands[seat]) if state.hands else []
+            view["drawn"] = state.drawn if seat == state.turn else None
+        return view
+
+    def redact(self, event: Event, seat: int | None) -> Event | None:
+        data = event.data
+        if event.type in ("CardsDealt", "CardsDrawn", "HalfHandDiscarded") and data["seat"] != seat:
+            return Event(event.type, {**data, "cards": None, "count": len(data["cards"])})
+        if event.type == "CardDrawn" and data["seat"] != seat:
+            return Event(event.type, {"seat": data["seat"], "card": None})
+        if event.type == "GreysExchanged" and data["seat"] != seat:
+            return Event(event.type, {**data, "drawn": None, "count": len(data["drawn"])})
+        if event.type == "MagnetNamed" and data["seat"] != seat:
+            taken = [
+                t
+                if t["seat"] == seat
+                else {"seat": t["seat"], "cards": None, "count": len(t["cards"])}
+                for t in data["taken"]
+            ]
+            return Event(event.type, {**data, "taken": taken})
+        return event
+
+    def result(self, state: State) -> Result | None:
+        if state.phase != OVER:
+            return None
+        return Result(
+            winners=winners_by(state.scores, highest=False),
+            scores=state.scores,
+            details={"rounds": state.round + 1},
+        )
+
+    def conceal(self, state: State, seat: int | None, rng: Random) -> State:
+        hidden = [other for other in range(state.players) if other != seat]
+        hands = [list(hand) for hand in state.hands]
+        kept = state.drawn if state.phase == DRAWN and state.turn in hidden else None
+        if kept is not None and state.turn is not None:
+            hands[state.turn].remove(kept)
+        pool = [card for other in hidden for card in hands[other]]
+        pool += _multiset(state.draw) + _multiset(state.discard)
+        rng.shuffle(pool)
+        for other in hidden:
+            size = len(hands[other])
+            hands[other], pool = pool[:size], pool[size:]
+        if kept is not None and state.turn is not None:
+            hands[state.turn].append(kept)
+        draw_size = state.draw_size
+        return replace(
+            state,
+            hands=tuple(tuple(sorted(hand)) for hand in hands),
+            draw=_count(NO_CARDS, pool[:draw_size], 1),
+            discard=_count(NO_CARDS, pool[draw_size:], 1),
+        )
+
+
+class _Events:
+    """The events a move causes, with the state they lead to (folded as they are added)."""
+
+    def __init__(self, rules: Wobble, state: State) -> None:
+        self.rules = rules
+        self.state = state
+        self.list: list[Event] = []
+
+    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
+        event = Event(type_, data)
+        self.list.append(event)
+        self.state = self.rules.evolve(self.state, event)
+
+
+RULES = Wobble()

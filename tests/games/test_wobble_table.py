@@ -1,0 +1,158 @@
+"""Wobble through the HTTP API (embedded fakeredis): several seats may act at once, the log decides.
+
+A toss-in or a Jerk card races the seat to move. Both are decided on the same `expected_version`;
+the first command to land appends, the second gets 409 `stale-version`, and a reaction sent
+after the window closed is refused (409 or 422) without writing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+import pytest
+import redis
+from flask.testing import FlaskClient
+
+from events.store import stream_key
+from service import create_app
+from service.config import Config
+from tests.test_openapi import assert_valid, component
+
+MAX_MOVES = 5_000
+
+
+@dataclass
+class Table:
+    client: FlaskClient
+    id: str
+    tokens: list[str] = field(default_factory=list)
+
+    def auth(self, seat: int | None) -> dict[str, str]:
+        return {} if seat is None else {"Authorization": f"Bearer {self.tokens[seat]}"}
+
+    def get(self, path: str = "", seat: int | None = None) -> Any:
+        response = self.client.get(f"/v1/tables/{self.id}{path}", headers=self.auth(seat))
+        assert response.status_code == 200, response.get_json()
+        return response.get_json()
+
+    def post(self, seat: int, move: Any, version: int) -> tuple[int, Any]:
+        response = self.client.post(
+            f"/v1/tables/{self.id}/moves",
+            json={"move": move, "expected_version": version},
+            headers=self.auth(seat),
+        )
+        return response.status_code, response.get_json()
+
+
+@pytest.fixture
+def client(fake_redis: redis.Redis) -> FlaskClient:
+    return create_app(Config(), redis_client=fake_redis).test_client()
+
+
+def new_table(client: FlaskClient, seats: int) -> Table:
+    created = client.post("/v1/tables", json={"game": "wobble", "seats": seats})
+    assert created.status_code == 201, created.get_json()
+    table = Table(client, created.get_json()["id"])
+    for seat in range(seats):
+        taken = client.post(f"/v1/tables/{table.id}/seats", json={"name": f"p{seat}"})
+        assert taken.status_code == 201
+        table.tokens.append(taken.get_json()["token"])
+    return table
+
+
+def mover(state: dict[str, Any]) -> int:
+    """The seat whose move closes a toss-in window: the target of an attack, else the turn."""
+    attack = state["attack"]
+    seat: int = attack["target"] if attack is not None else state["turn"]
+    return seat
+
+
+def play_until_a_toss_in(table: Table, rng: Random) -> tuple[int, int, int, Any, Any]:
+    """Random moves (never a toss-in) until a seat may toss in beside the seat to move.
+
+    Returns the version, the mover, the tosser and one legal move of each.
+    """
+    for _ in range(MAX_MOVES):
+        view = table.get()
+        assert view["status"] == "running", "the game ended before any toss-in"
+        state, version = view["state"], view["version"]
+        moving = mover(state)
+        for seat in view["to_act"]:
+            moves = table.get("/moves", seat)["moves"]
+            tosses = [m for m in moves if m["type"] == "toss"]
+            if seat != moving and tosses and state["phase"] == "turn":
+                mine = table.get("/moves", moving)["moves"]
+                return version, moving, seat, rng.choice(mine), tosses[0]
+        seat = moving if moving in view["to_act"] else view["to_act"][0]
+        moves = [m for m in table.get("/moves", seat)["moves"] if m["type"] != "toss"]
+        status, body = table.post(seat, rng.choice(moves), version)
+        assert status == 200, body
+    raise AssertionError(f"no toss-in chance in {MAX_MOVES} moves")
+
+
+def test_a_toss_in_race_is_decided_by_the_log(client: FlaskClient, fake_redis: redis.Redis) -> None:
+    rng = Random(3)
+    for tosser_first in (True, False):
+        table = new_table(client, 4)
+        version, moving, tosser, move, toss = play_until_a_toss_in(table, rng)
+        assert {moving, tosser} <= set(table.get()["to_act"])
+        first, second = (
+            ((tosser, toss), (moving, move))
+            if tosser_first
+            else (
+                (moving, move),
+                (tosser, toss),
+            )
+        )
+        status, won = table.post(*first, version)
+        assert status == 200, won
+        length = fake_redis.xlen(stream_key(table.id))
+        status, lost = table.post(*second, version)
+        assert (status, lost["type"]) == (409, "/problems/stale-version")
+        assert fake_redis.xlen(stream_key(table.id)) == length
+        log = table.get(f"/events?after={version}")["events"]
+        assert log[0]["data"]["seat"] == first[0]
+        assert log[0]["meta"]["seat"] == first[0]
+        if tosser_first:
+            assert log[0]["type"] == "wobble.CardsPlayed"
+            assert log[0]["data"]["how"] == "toss"
+
+
+def test_a_toss_in_after_the_window_closed_is_refused(
+    client: FlaskClient, fake_redis: redis.Redis
+) -> None:
+    table = new_table(client, 3)
+    version, moving, tosser, move, toss = play_until_a_toss_in(table, Random(11))
+    status, body = table.post(moving, move, version)
+    assert status == 200, body
+    now = table.get()
+    length = fake_redis.xlen(stream_key(table.id))
+    status, late = table.post(tosser, toss, now["version"])
+    assert status in (409, 422), late
+    assert late["type"] in ("/problems/not-your-turn", "/problems/illegal-move")
+    if status == 422:  # the tosser is the seat to move now: the window is what is closed
+        assert late["rule"] in ("toss-in-window", "toss-in-identical")
+    assert fake_redis.xlen(stream_key(table.id)) == length
+    assert table.get()["version"] == now["version"]
+
+
+def test_views_and_the_log_hide_other_hands_and_match_the_contract(client: FlaskClient) -> None:
+    table = new_table(client, 3)
+    rng = Random(5)
+    for _ in range(60):
+        view = table.get()
+        if view["status"] != "running":
+            break
+        for seat in (0, 1, 2, None):
+            state = table.get("", seat)["state"]
+            assert ("hand" in state) == (seat is not None)
+            assert_valid(component("WobbleState"), state, "wobble state")
+            for event in table.get("/events", seat)["events"]:
+                data = event["data"]
+                if event["type"] == "wobble.CardsDealt" and data["seat"] != seat:
+                    assert data["cards"] is None
+        seat = rng.choice(view["to_act"])
+        move = rng.choice(table.get("/moves", seat)["moves"])
+        assert table.post(seat, move, view["version"])[0] == 200
