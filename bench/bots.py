@@ -1,0 +1,194 @@
+"""Bot turns through real RQ worker processes on a real Redis: latency and throughput.
+
+Latency: Pig 10 with one human (this script, calling the table service in-process as a web
+process does) and three `random` bots. For each human move, the time from the move being
+acknowledged (appended) to the next bot move being visible in the table's stream, read with a
+blocking XREAD. Target: median <= 30 ms, p99 <= 150 ms with one worker process.
+
+Throughput: all-bot Pig 10 games (4 seats) played at once; bot moves per second with 1 and with
+2 worker processes, beside the rate at which the same workers drain no-op jobs queued at once.
+Target: bot moves/s >= 0.6 x the no-op rate. A row for RQ's default worker, which forks a child
+per job, shows why the Procfile's worker does not.
+
+    .venv/bin/python bench/bots.py [--moves 300] [--games 16] [--smoke]
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import redis
+from rq import Queue, Worker
+from rq.registry import StartedJobRegistry
+
+from bench.common import median, p99, parser, print_table, ratio, scratch_redis, verdict
+from events.envelope import START
+from service.config import Config
+from service.tables import BotSeat, TableService
+from workers.runtime import bot_queue, build_runtime
+
+ROOT = Path(__file__).resolve().parents[1]
+BOT_WORKER = "workers.worker.BotWorker"
+FORKING_WORKER = "rq.Worker"
+LATENCY_MEDIAN_MS, LATENCY_P99_MS = 30.0, 150.0
+THROUGHPUT_SHARE = 0.6
+NOOP = "bench.bots.noop"
+
+
+def noop() -> None:
+    """The job the no-op rate is measured with."""
+
+
+@contextmanager
+def workers(url: str, count: int, worker_class: str = BOT_WORKER) -> Iterator[None]:
+    """`count` worker processes as the Procfile starts them, ready before this yields."""
+    connection = redis.Redis.from_url(url)
+    command = [
+        *(sys.executable, "-m", "rq.cli", "worker", "--url", url, "--serializer", "json"),
+        *("--worker-class", worker_class, "--logging_level", "WARNING", "bots"),
+    ]
+    env = {**os.environ, "REDIS_URL": url}
+    processes = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
+    try:
+        deadline = time.monotonic() + 30
+        while len(Worker.all(connection=connection)) < count:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
+                raise SystemExit("the rq workers did not start")
+            time.sleep(0.05)
+        yield
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(timeout=30)
+        connection.close()
+
+
+def wait_for(service: TableService, table_id: str, after: int) -> int:
+    """Block until the table has an event after version `after`; the newest version seen."""
+    while not (records := service.store.wait(table_id, after, 5000)):
+        pass
+    return records[-1].seq
+
+
+def latency(service: TableService, moves: int) -> list[float]:
+    """Seconds from each human move's append to the first bot event after it."""
+    samples: list[float] = []
+    while len(samples) < moves:
+        bots = [BotSeat(seat, "random") for seat in (1, 2, 3)]
+        table_id = str(service.create("pig10", 4, {"first_seat": 0}, None, bots)["id"])
+        token = str(service.take_seat(table_id, 0, "Human", None)["token"])
+        caller = service.caller(table_id, token)
+        while len(samples) < moves:
+            table = service.load(table_id).table
+            if table.result is not None:
+                break
+            if 0 not in service.tables.to_act(table):
+                wait_for(service, table_id, table.version)
+                continue
+            move = service.tables.legal_moves(table, 0)[0]
+            answer = service.move(table_id, caller, move, table.version, None)
+            acknowledged = time.perf_counter()
+            version = answer.body["version"]
+            assert isinstance(version, int)
+            if answer.body["table"]["status"] == "finished":  # type: ignore[index,call-overload]
+                break
+            wait_for(service, table_id, version)
+            samples.append(time.perf_counter() - acknowledged)
+    return samples
+
+
+def bot_moves_per_second(service: TableService, games: int) -> tuple[float, int]:
+    """All-bot games played at once: bot moves per second until the last one ends."""
+    bots = [BotSeat(seat, "random") for seat in range(4)]
+    started = time.perf_counter()
+    tables = [str(service.create("pig10", 4, {}, None, bots)["id"]) for _ in range(games)]
+    for table_id in tables:
+        while (table := service.load(table_id).table).result is None:
+            wait_for(service, table_id, table.version)
+    elapsed = time.perf_counter() - started
+    moves = sum(
+        1
+        for table_id in tables
+        for record in service.store.read(table_id, START)
+        if record.type == "pig10.CardPlayed"
+    )
+    return moves / elapsed, moves
+
+
+def noop_jobs_per_second(connection: redis.Redis, jobs: int) -> float:
+    """Queue `jobs` no-op jobs at once; jobs per second until the workers have run them all."""
+    queue: Queue = bot_queue(connection)
+    started = time.perf_counter()
+    queue.enqueue_many(
+        [Queue.prepare_data(NOOP, result_ttl=0, job_id=f"noop-{n}") for n in range(jobs)]
+    )
+    running = StartedJobRegistry(queue=queue)
+    while queue.count or running.count:
+        time.sleep(0.001)
+    return jobs / (time.perf_counter() - started)
+
+
+def main() -> None:
+    arguments = parser(__doc__.splitlines()[0] if __doc__ else "")
+    arguments.add_argument("--moves", type=int, default=300, help="human moves timed (300)")
+    arguments.add_argument("--games", type=int, default=16, help="all-bot games at once (16)")
+    args = arguments.parse_args()
+    moves, games = (10, 2) if args.smoke else (args.moves, args.games)
+    noops = 200 if args.smoke else 4000
+
+    with scratch_redis(args.redis_url) as connection:
+        service = build_runtime(connection, Config()).service
+        rows = []
+        with workers(args.redis_url, 1):
+            samples = [s * 1000 for s in latency(service, moves)]
+        middle, tail = median(samples), p99(samples)
+        print(f"bot latency over {len(samples)} human moves, 1 worker process:")
+        print_table(
+            ["figure", "ms", "target ms", "verdict"],
+            [
+                ["median", f"{middle:.1f}", f"{LATENCY_MEDIAN_MS:.0f}", ""],
+                ["p99", f"{tail:.1f}", f"{LATENCY_P99_MS:.0f}", ""],
+                [
+                    "both",
+                    "",
+                    "",
+                    verdict(middle <= LATENCY_MEDIAN_MS and tail <= LATENCY_P99_MS),
+                ],
+            ],
+        )
+        print()
+        for count in (1, 2):
+            with workers(args.redis_url, count):
+                rate, played = bot_moves_per_second(service, games)
+                reference = noop_jobs_per_second(connection, noops)
+            share = ratio(rate, reference)
+            rows.append(
+                [
+                    f"{count} x BotWorker",
+                    f"{rate:,.0f} ({played} moves)",
+                    f"{reference:,.0f}",
+                    f"{share:.2f}",
+                    verdict(share >= THROUGHPUT_SHARE),
+                ]
+            )
+        with workers(args.redis_url, 1, FORKING_WORKER):
+            forking = noop_jobs_per_second(connection, max(10, noops // 40))
+        rows.append(["1 x rq.Worker (forks)", "-", f"{forking:,.0f}", "-", "-"])
+        print(f"bot throughput, {games} all-bot Pig 10 games (4 seats) at once:")
+        print_table(
+            ["workers", "bot moves/s", "no-op jobs/s", "ratio", f"target {THROUGHPUT_SHARE}"],
+            rows,
+        )
+
+
+if __name__ == "__main__":
+    main()
