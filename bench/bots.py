@@ -99,7 +99,7 @@ def latency(service: TableService, moves: int) -> list[float]:
             acknowledged = time.perf_counter()
             version = answer.body["version"]
             assert isinstance(version, int)
-            if answer.body["table"]["status"] == "finished":  # type: ignore[index,call-overload]
+            if answer.body["table"]["status"] == "finished":
                 break
             wait_for(service, table_id, version)
             samples.append(time.perf_counter() - acknowledged)
