@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from itertools import product
 from random import Random
 
+from domain import multiset
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat
 
@@ -147,23 +148,6 @@ def _turn_taken(
         draws_left=state.draws_left,
         losers=state.losers,
     )
-
-
-def _without(counts: tuple[int, ...], cards: list[int]) -> tuple[int, ...]:
-    remaining = list(counts)
-    for card in cards:
-        remaining[card] -= 1
-    return tuple(remaining)
-
-
-def _draw(counts: tuple[int, ...], rng: Random) -> int:
-    """One card drawn uniformly from the multiset `counts`."""
-    pick = rng.randrange(sum(counts))
-    for card, count in enumerate(counts):
-        if pick < count:
-            return card
-        pick -= count
-    raise AssertionError("unreachable: pick is below the total count")
 
 
 def _with(
@@ -321,7 +305,7 @@ class KrassKariert:
                 dealt += [card for reserve in state.reserves for card in reserve]
                 return replace(
                     self._led_by(state, data["leader"]),
-                    unseen=_without(DECK_COUNTS, dealt),
+                    unseen=multiset.without(DECK_COUNTS, dealt),
                     draw_pile=data["draw_pile"],
                     hand_number=data["hand"],
                 )
@@ -355,7 +339,7 @@ class KrassKariert:
                     drawn=card,
                     draws_left=state.draws_left - 1,
                     draw_pile=state.draw_pile - 1,
-                    unseen=_without(state.unseen, [card]),
+                    unseen=multiset.without(state.unseen, [card]),
                 )
             case "CardInserted":
                 seat, at = data["seat"], data["at"]
@@ -575,7 +559,7 @@ class KrassKariert:
 
     @staticmethod
     def _drawn(state: State, seat: int, rng: Random) -> Event:
-        return Event("CardDrawn", {"seat": seat, "card": WIRE[_draw(state.unseen, rng)]})
+        return Event("CardDrawn", {"seat": seat, "card": WIRE[multiset.draw(state.unseen, rng)]})
 
     def _insert(self, state: State, seat: int, at: int, rng: Random) -> list[Event]:
         assert state.drawn is not None

@@ -20,6 +20,7 @@ from functools import cache
 from random import Random
 from typing import NamedTuple
 
+from domain import multiset
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import choose_first_seat
 
@@ -269,16 +270,6 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
 
 def _add_score(scores: tuple[int, ...], seat: int, points: int) -> tuple[int, ...]:
     return (*scores[:seat], scores[seat] + points, *scores[seat + 1 :])
-
-
-def _draw_kind(counts: tuple[int, ...], rng: Random) -> int:
-    """One kind drawn uniformly from the multiset `counts`."""
-    pick = rng.randrange(sum(counts))
-    for kind, count in enumerate(counts):
-        if pick < count:
-            return kind
-        pick -= count
-    raise AssertionError("unreachable: pick is below the total count")
 
 
 def _oriented(kind: int, rng: Random) -> tuple[int, int]:
@@ -664,7 +655,7 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Random) -> 
 def _draw(log: _Log, seat: int, rng: Random) -> bool:
     """`seat` draws one card; False if that ended the game (the draw pile ran out for good)."""
     state = log.state
-    face, back = _oriented(_draw_kind(state.draw_pile, rng), rng)
+    face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
     log.emit("CardDrawn", {"seat": seat, "card": card_json(Card(state.next_id, face, back))})
     state = log.state
     if state.draw_pile_size or state.variant == SHOWDOWN:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from random import Random
 
+from domain import multiset
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat, winners_by
 
@@ -73,23 +74,6 @@ def _with(
     return (*items[:seat], value, *items[seat + 1 :])
 
 
-def _counts_without(counts: tuple[int, ...], cards: list[int]) -> tuple[int, ...]:
-    remaining = list(counts)
-    for card in cards:
-        remaining[card] -= 1
-    return tuple(remaining)
-
-
-def _draw(counts: tuple[int, ...], rng: Random) -> int:
-    """One card drawn uniformly from the multiset `counts`."""
-    pick = rng.randrange(sum(counts))
-    for value, count in enumerate(counts):
-        if pick < count:
-            return value
-        pick -= count
-    raise AssertionError("unreachable: pick is below the total count")
-
-
 def modes_for(state: State, card: int) -> tuple[str, ...]:
     """The modes in which `card` may be played onto the current pile, in a stable order."""
     if card == FROG:
@@ -140,7 +124,7 @@ class Pig10:
                 return replace(
                     state,
                     hands=_with(state.hands, data["seat"], tuple(sorted(cards))),
-                    draw_pile=_counts_without(state.draw_pile, cards),
+                    draw_pile=multiset.without(state.draw_pile, cards),
                 )
             case "FirstSeatChosen":
                 return replace(state, turn=data["seat"], started=True)
@@ -163,7 +147,7 @@ class Pig10:
                 return replace(
                     state,
                     hands=_with(state.hands, seat, tuple(sorted((*state.hands[seat], card)))),
-                    draw_pile=_counts_without(state.draw_pile, [card]),
+                    draw_pile=multiset.without(state.draw_pile, [card]),
                 )
         raise ValueError(f"pig10 has no event {event.type!r}")
 
@@ -206,7 +190,9 @@ class Pig10:
                 Event("PileWon", {"seat": previous, "cards": pile_cards, "reason": "bust"})
             )
         if state.draw_pile_size:
-            events.append(Event("CardDrawn", {"seat": seat, "card": _draw(state.draw_pile, rng)}))
+            events.append(
+                Event("CardDrawn", {"seat": seat, "card": multiset.draw(state.draw_pile, rng)})
+            )
         return events
 
     @staticmethod

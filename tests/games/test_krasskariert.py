@@ -7,11 +7,10 @@ contract; positions are built with `table(...)`, cards written in their wire for
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from functools import reduce
+from functools import partial, reduce
 from itertools import product
 from pathlib import Path
 from random import Random
@@ -31,7 +30,8 @@ from domain.games.krasskariert import (
     Play,
     State,
 )
-from domain.rules import JSON, Event, RuleError
+from domain.rules import JSON, Event
+from tests.games.refusals import refused_rule
 
 SEED = 54
 Card = int | str
@@ -97,15 +97,7 @@ def act(
     return fold(state, events), events
 
 
-def broken_rule(state: State, seat: int, attempt: object) -> str:
-    """The rule slug `decide` rejects `attempt` with; also checks it is not offered as legal."""
-    before = copy.deepcopy(state)
-    assert attempt not in RULES.legal_moves(state, seat)
-    with pytest.raises(RuleError) as error:
-        RULES.decide(state, seat, attempt, Random(SEED))
-    assert state == before
-    assert error.value.detail
-    return error.value.rule
+broken_rule = partial(refused_rule, RULES, SEED)
 
 
 def play(at: int, count: int, kind: str, rank: int) -> dict[str, Any]:

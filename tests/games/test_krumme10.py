@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterable, Sequence
-from functools import reduce
+from functools import partial, reduce
 from random import Random
 from typing import Any
 
@@ -28,7 +28,8 @@ from domain.games.krumme10 import (
     State,
     deck_counts,
 )
-from domain.rules import JSON, Event, OptionError, RuleError
+from domain.rules import JSON, Event, OptionError
+from tests.games.refusals import refused_rule
 
 SEED = 1010
 P = PINK_FOUR
@@ -109,14 +110,7 @@ def acts(state: State, *steps: tuple[int, JSON]) -> tuple[State, list[Event]]:
     return state, events
 
 
-def broken_rule(state: State, seat: int, attempt: object) -> str:
-    """The rule slug `decide` refuses `attempt` with; also checks `state` was left untouched."""
-    before = copy.deepcopy(state)
-    with pytest.raises(RuleError) as error:
-        RULES.decide(state, seat, attempt, Random(SEED))
-    assert state == before
-    assert error.value.detail
-    return error.value.rule
+broken_rule = partial(refused_rule, RULES, SEED)
 
 
 def play(card_id: int, flip: bool = False) -> dict[str, JSON]:

@@ -9,14 +9,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from functools import reduce
+from functools import partial, reduce
 from random import Random
 from typing import Any
 
 import pytest
 
 from domain.games.pig10 import RULES, PileCard, State
-from domain.rules import Event, RuleError
+from domain.rules import Event
+from tests.games.refusals import refused_rule
 
 SEED = 1010
 DECK = {0: 7, 1: 8, 2: 8, 3: 8, 4: 8, 5: 5, 6: 8, 7: 8, 8: 8, 9: 8, 10: 4}
@@ -68,13 +69,7 @@ def play(state: State, seat: int, card: int, mode: str = "add") -> tuple[State, 
     return fold(state, events), events
 
 
-def broken_rule(state: State, seat: int, attempt: object) -> str:
-    """The rule slug `decide` rejects `attempt` with; also checks `state` was left untouched."""
-    before = copy.deepcopy(state)
-    with pytest.raises(RuleError) as error:
-        RULES.decide(state, seat, attempt, Random(SEED))
-    assert state == before
-    return error.value.rule
+broken_rule = partial(refused_rule, RULES, SEED)
 
 
 def modes(state: State, card: int) -> list[str]:

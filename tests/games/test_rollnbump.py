@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from functools import reduce
+from functools import partial, reduce
 from random import Random
 from typing import Any
 
@@ -29,7 +29,8 @@ from domain.games.rollnbump import (
     State,
     parse_points,
 )
-from domain.rules import Event, OptionError, Result, RuleError
+from domain.rules import Event, OptionError, Result
+from tests.games.refusals import refused_rule
 
 SEED = 4242
 
@@ -106,14 +107,7 @@ def act(
     return fold(state, events), events
 
 
-def broken_rule(state: State, seat: int, attempt: object) -> str:
-    """The rule slug `decide` refuses `attempt` with; also checks `state` was left untouched."""
-    before = copy.deepcopy(state)
-    with pytest.raises(RuleError) as error:
-        RULES.decide(state, seat, attempt, Random(SEED))
-    assert state == before
-    assert error.value.detail
-    return error.value.rule
+broken_rule = partial(refused_rule, RULES, SEED)
 
 
 def of_type(events: Iterable[Event], kind: str) -> list[dict[str, Any]]:

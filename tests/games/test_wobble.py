@@ -8,11 +8,10 @@ draw pile of one repeated card, so what is drawn is known in advance.
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from functools import reduce
+from functools import partial, reduce
 from random import Random
 from typing import Any
 
@@ -38,7 +37,8 @@ from domain.games.wobble import (
     deck_counts,
     parse_deck,
 )
-from domain.rules import Event, OptionError, RuleError
+from domain.rules import Event, OptionError
+from tests.games.refusals import refused_rule
 
 SEED = 138
 FILLER = "yellow:9"
@@ -130,14 +130,7 @@ def play(*cards: str, **choices: Any) -> dict[str, Any]:
     return {"type": "play", "cards": list(cards), **choices}
 
 
-def broken_rule(state: State, seat: int, move: object) -> str:
-    """The rule `decide` refuses `move` with; also checks `state` was left untouched."""
-    before = copy.deepcopy(state)
-    with pytest.raises(RuleError) as error:
-        RULES.decide(state, seat, move, Random(SEED))
-    assert state == before
-    assert move not in RULES.legal_moves(state, seat)
-    return error.value.rule
+broken_rule = partial(refused_rule, RULES, SEED)
 
 
 def types(events: Iterable[Event]) -> list[str]:
