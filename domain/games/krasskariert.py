@@ -574,9 +574,13 @@ class KrassKariert:
         holders = [seat for seat, hand in enumerate(state.hands) if hand]
         if len(holders) > 1:
             return [Event("TrickStarted", {"leader": self._next_leader(state)})]
-        # Nobody left holding cards: the last to play out was the last to hold any.
-        last = holders[0] if holders else state.trick[-1].seat
-        return self._hand_lost(state, [last], LAST_WITH_CARDS, rng)
+        if holders:
+            return self._hand_lost(state, holders, LAST_WITH_CARDS, rng)
+        # Nobody holds cards any more: everyone who played out in this trick held cards last, so
+        # each gives up a chip ("if several must give one up at once, all of them lose"). The
+        # last of them to play out leads the next hand.
+        played_out = list(dict.fromkeys(play.seat for play in state.trick))
+        return self._hand_lost(state, played_out, LAST_WITH_CARDS, rng)
 
     @staticmethod
     def _next_leader(state: State) -> int:

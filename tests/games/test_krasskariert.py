@@ -745,13 +745,27 @@ def test_the_last_player_holding_cards_gives_up_a_chip_and_leads_the_next_hand()
     assert RULES.view(after, None)["trick"] == []
 
 
-def test_when_nobody_holds_cards_the_last_to_play_out_gives_up_the_chip() -> None:
+def test_when_nobody_holds_cards_everyone_who_played_out_in_the_trick_gives_up_a_chip() -> None:
+    """All of them held cards last, at once; the last to play out leads the next hand."""
     state = table([4], [9], [12, 12], leader=0, chips=[3, 3, 3])
     state, _ = act(state, 0, play(0, 1, "single", 4))
     state, _ = act(state, 1, play(0, 1, "single", 9))
     after, events = act(state, 2, play(0, 2, "pair", 12))
-    assert of_type(events, "HandLost") == [{"seats": [2], "reason": "last-with-cards"}]
-    assert after.chips == (3, 3, 2)
+    assert of_type(events, "HandLost") == [{"seats": [0, 1, 2], "reason": "last-with-cards"}]
+    assert after.chips == (2, 2, 2)
+    assert of_type(events, "HandStarted")[0]["leader"] == 2
+
+
+def test_several_who_play_out_at_once_without_chips_all_lose() -> None:
+    state = table([4], [9], [12, 12], [], leader=0, chips=[0, 3, 0, 1])
+    state, _ = act(state, 0, play(0, 1, "single", 4))
+    state, _ = act(state, 1, play(0, 1, "single", 9))
+    after, events = act(state, 2, play(0, 2, "pair", 12))
+    assert of_type(events, "HandLost") == [{"seats": [0, 1, 2], "reason": "last-with-cards"}]
+    result = RULES.result(after)
+    assert result is not None
+    assert result.winners == (1, 3)
+    assert result.details == {"losers": [0, 2]}
 
 
 def test_the_new_hand_reshuffles_all_54_cards() -> None:
