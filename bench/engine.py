@@ -57,8 +57,8 @@ def game_rate(rules: AnyRules, seconds: float) -> tuple[float, int]:
 def uno_rate(seconds: float) -> float | None:
     """RLCard's UNO stepped by its random agents, actions per second; None if not installed."""
     try:  # an optional dependency, so imported only when asked for
-        import rlcard  # type: ignore[import-untyped]  # noqa: PLC0415
-        from rlcard.agents import RandomAgent  # type: ignore[import-untyped]  # noqa: PLC0415
+        import rlcard  # noqa: PLC0415
+        from rlcard.agents import RandomAgent  # noqa: PLC0415
     except ImportError:
         return None
     env = rlcard.make("uno", config={"seed": 0})
