@@ -69,27 +69,31 @@ class TurnQueue:
         if not bots:
             self.redis.zrem(WAITING, table.id)
             return []
-        queued = []
-        for seat in bots:
-            if self.redis.set(
-                claim_key(table.id, table.version, seat), 1, nx=True, px=self.claim_ms
-            ):
-                self.queue.enqueue(
-                    PLAY_TURN,
-                    table.id,
-                    table.version,
-                    seat,
-                    job_id=job_id(table.id, table.version, seat),
-                    job_timeout=self.job_timeout,
-                    result_ttl=0,
-                    failure_ttl=24 * 3600,
-                    retry=Retry(max=RETRIES),
-                )
-                queued.append(job_id(table.id, table.version, seat))
-        self.redis.zadd(WAITING, {table.id: self.clock() * 1000 + self.claim_ms})
-        if queued:
-            self.wake()
-        return queued
+        # One round trip claims the turns and marks the table as waiting; one more queues
+        # the claimed ones: a bot move costs the worker few Redis calls beyond RQ's own.
+        with self.redis.pipeline(transaction=False) as pipe:
+            for seat in bots:
+                pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=self.claim_ms)
+            pipe.zadd(WAITING, {table.id: self.clock() * 1000 + self.claim_ms})
+            claimed = pipe.execute()[:-1]
+        jobs = [
+            Queue.prepare_data(
+                PLAY_TURN,
+                (table.id, table.version, seat),
+                job_id=job_id(table.id, table.version, seat),
+                timeout=self.job_timeout,
+                result_ttl=0,
+                failure_ttl=24 * 3600,
+                retry=Retry(max=RETRIES),
+            )
+            for seat, fresh in zip(bots, claimed, strict=True)
+            if fresh
+        ]
+        if not jobs:
+            return []
+        self.queue.enqueue_many(jobs)
+        self.wake()
+        return [job.job_id for job in jobs]
 
     def sweep(self, tables: TableSource) -> list[str]:
         """Queue again every outstanding turn whose claim ran out; their job ids."""
