@@ -72,7 +72,8 @@ def event_stream(
     if table.result is not None and position >= table.version:
         return  # the whole game is behind the caller already
     while True:
-        records = service.store.wait(table_id, position, round(keepalive_seconds * 1000))
+        wait = min(keepalive_seconds, ends - clock())
+        records = service.store.wait(table_id, position, max(1, round(wait * 1000)))
         if not records:
             if clock() >= ends:
                 return

@@ -31,7 +31,7 @@ from workers.player import Outcome
 from workers.runtime import Runtime, bot_queue, build_runtime
 from workers.turns import WAITING, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
-from workers.worker import BotWorker
+from workers.worker import SWEEP_SECONDS, BotWorker
 
 
 @dataclass
@@ -401,3 +401,16 @@ def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime
     assert table.seats[1] is not None
     assert (table.seats[1].name, table.seats[1].player) == ("Old", None)
     assert fresh.store.read(table_id, START)[-1].data["bot"] is None
+
+
+def test_the_worker_sweeps_every_few_seconds_whatever_rq_worker_passes(runtime: Runtime) -> None:
+    """`rq worker` passes its own defaults (a 420 s TTL, maintenance every 600 s): lost turns
+    would wait ten minutes. The bot worker caps both."""
+    redis_client = runtime.turns.redis
+    queues = [bot_queue(redis_client)]
+    given = {"worker_ttl": 420, "maintenance_interval": 600}
+    worker = BotWorker(queues, connection=redis_client, runtime=runtime, **given)
+    assert (worker.worker_ttl, worker.maintenance_interval) == (20, SWEEP_SECONDS)
+    assert worker.dequeue_timeout == SWEEP_SECONDS, "it wakes for its housekeeping in time"
+    quicker = BotWorker(queues, connection=redis_client, runtime=runtime, maintenance_interval=1)
+    assert quicker.maintenance_interval == 1

@@ -2,30 +2,21 @@
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 import redis
 
 from tests.conftest import TEST_REDIS_URL
+from tests.live import call, free_port
 
 pytestmark = pytest.mark.redis
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -53,24 +44,6 @@ def server(real_redis: redis.Redis) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
-
-
-def call(
-    base: str, method: str, path: str, body: Any = None, token: str | None = None
-) -> tuple[int, Any]:
-    request = urllib.request.Request(f"{base}{path}", method=method)
-    if body is not None:
-        request.data = json.dumps(body).encode()
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, json.load(response)
-    except urllib.error.HTTPError as error:
-        problem = json.load(error)
-        problem["content_type"] = error.headers["Content-Type"]
-        return error.code, problem
 
 
 def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> None:

@@ -31,9 +31,13 @@ class BotWorker(SimpleWorker):
     def __init__(self, *args: Any, runtime: Runtime | None = None, **kwargs: Any) -> None:
         kwargs["serializer"] = kwargs.get("serializer") or JSONSerializer
         # The worker waits for a job at most `worker_ttl - 15` seconds before its housekeeping,
-        # where the sweep runs.
-        kwargs.setdefault("worker_ttl", SWEEP_SECONDS + 15)
-        kwargs.setdefault("maintenance_interval", SWEEP_SECONDS)
+        # where the sweep runs. `rq worker` always passes its own defaults (420 and 600), so
+        # these are capped rather than defaulted.
+        for name, most in (
+            ("worker_ttl", SWEEP_SECONDS + 15),
+            ("maintenance_interval", SWEEP_SECONDS),
+        ):
+            kwargs[name] = min(kwargs.get(name) or most, most)
         super().__init__(*args, **kwargs)
         self.runtime = runtime or build_runtime(self.connection, Config.from_env())
 

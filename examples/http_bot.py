@@ -1,0 +1,157 @@
+"""An HTTP bot for Spieltisch, standard library only: copy it and rewrite `choose()`.
+
+It follows the table's live event stream (Server-Sent Events, resumed with `Last-Event-ID`
+whenever the connection ends), and each time the table changes it asks for its seat's legal
+moves; when its seat is to act it sends one, naming the version it decided on. A `409
+stale-version` (the table moved on meanwhile) makes it read the moves again. It exits when the
+game is over, printing the result.
+
+    python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
+    python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
+
+`--server` is Spieltisch's URL (default http://127.0.0.1:8000).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+FINISHED = "table.GameFinished"
+
+
+# ---- REPLACE THIS: your bot's strategy --------------------------------------------------------
+def choose(view: dict[str, Any], legal_moves: list[Any]) -> Any:
+    """The move to play: one of `legal_moves`, chosen from `view`, the table as the seat sees it
+    (`view["state"]` is the game: for Pig 10 your `hand`, the `pile`, `pile_value`...)."""
+    return random.choice(legal_moves)
+
+
+# -----------------------------------------------------------------------------------------------
+
+
+class Client:
+    def __init__(self, server: str, table: str, token: str | None = None) -> None:
+        self.base = f"{server.rstrip('/')}/v1/tables/{table}"
+        self.token = token
+
+    def request(
+        self, method: str, path: str = "", body: Any = None, headers: dict[str, str] | None = None
+    ) -> urllib.request.Request:
+        request = urllib.request.Request(self.base + path, method=method, headers=headers or {})
+        if body is not None:
+            request.data = json.dumps(body).encode()
+            request.add_header("Content-Type", "application/json")
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        return request
+
+    def call(self, method: str, path: str = "", body: Any = None) -> tuple[int, Any]:
+        """(status, JSON answer); an error status answers its problem document."""
+        try:
+            with urllib.request.urlopen(self.request(method, path, body), timeout=30) as answer:
+                return answer.status, json.load(answer)
+        except urllib.error.HTTPError as error:
+            return error.code, json.load(error)
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Every event of the table once, in order, as this seat may see it, until the game ends.
+
+        A Server-Sent Events client: `id:` is remembered and sent back as `Last-Event-ID` when
+        the stream ends or breaks, after the `retry:` delay the server asked for.
+        """
+        last_id, retry = "", 1.0
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if last_id:
+                headers["Last-Event-ID"] = last_id
+            try:
+                with urllib.request.urlopen(
+                    self.request("GET", "/stream", headers=headers), timeout=60
+                ) as stream:
+                    data: list[str] = []
+                    for raw in stream:
+                        line = raw.decode().rstrip("\r\n")
+                        if not line:  # a blank line ends an event
+                            if data:
+                                event: dict[str, Any] = json.loads("\n".join(data))
+                                yield event
+                                if event["type"] == FINISHED:
+                                    return
+                            data = []
+                            continue
+                        field, _, value = line.partition(":")
+                        value = value.removeprefix(" ")
+                        if field == "data":
+                            data.append(value)
+                        elif field == "id" and "\0" not in value:
+                            last_id = value
+                        elif field == "retry" and value.isdigit():
+                            retry = int(value) / 1000
+                        # "" (a comment: keep-alive) and "event" (the type, also in data): skip
+            except urllib.error.HTTPError as error:
+                if error.code != 503:  # 503: the server serves too many streams; try again
+                    raise
+            except OSError as error:  # the connection broke or timed out: resume
+                print(
+                    f"stream interrupted ({error}); resuming after event {last_id or 0}", flush=True
+                )
+            time.sleep(retry)
+
+
+def take_turn(client: Client) -> int:
+    """Move while the seat is to act; the version at which it no longer was."""
+    while True:
+        status, legal = client.call("GET", "/moves")
+        if status != 200:
+            raise SystemExit(f"cannot read the legal moves: {status} {legal}")
+        if not legal["to_act"]:
+            return int(legal["version"])
+        view = client.call("GET")[1]  # the table as this seat sees it
+        move = choose(view, legal["moves"])
+        body = {"move": move, "expected_version": legal["version"]}
+        status, answer = client.call("POST", "/moves", body)
+        if status == 200:
+            print(f"v{legal['version']}: played {json.dumps(move)}", flush=True)
+        elif status != 409:  # 409: the table moved on after we read it (stale-version)
+            raise SystemExit(f"move refused: {status} {answer}")
+        # Read again: the seat may be to act again (or still), with no new event to say so.
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default="http://127.0.0.1:8000", help="Spieltisch's URL")
+    parser.add_argument("--table", required=True, help="the table's id")
+    seat = parser.add_mutually_exclusive_group()
+    seat.add_argument("--name", default="http bot", help="the name to sit down under")
+    seat.add_argument("--token", help="the token of a seat taken already")
+    args = parser.parse_args(argv)
+
+    client = Client(args.server, args.table, args.token)
+    if client.token is None:
+        status, taken = client.call("POST", "/seats", {"name": args.name})
+        if status != 201:
+            raise SystemExit(f"cannot take a seat: {status} {taken}")
+        client.token = taken["token"]
+        print(
+            f"seated at table {args.table}, seat {taken['seat']} (token {client.token})", flush=True
+        )
+    seen = 0  # the latest version we looked at: older events need no new look
+    for event in client.events():
+        if event["type"] == FINISHED:
+            result = event["data"]["result"]
+            print(f"game over: winners {result['winners']}, scores {result['scores']}", flush=True)
+            return 0
+        if event["seq"] > seen:
+            seen = take_turn(client)
+    return 1  # unreachable: the stream ends with the finish
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,35 @@
+"""Talking to a server running in another process: a free port, and JSON over HTTP."""
+
+from __future__ import annotations
+
+import json
+import socket
+import urllib.error
+import urllib.request
+from typing import Any
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def call(
+    base: str, method: str, path: str, body: Any = None, token: str | None = None
+) -> tuple[int, Any]:
+    """The status and the JSON body; a problem answer also names its `content_type`."""
+    request = urllib.request.Request(f"{base}{path}", method=method)
+    if body is not None:
+        request.data = json.dumps(body).encode()
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        problem = json.load(error)
+        problem["content_type"] = error.headers["Content-Type"]
+        return error.code, problem

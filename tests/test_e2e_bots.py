@@ -1,0 +1,574 @@
+"""End to end with bots: the Procfile's gunicorn and RQ bot worker as processes, on a real Redis.
+
+Each test starts its own web server and worker (SPIELTISCH_WEBHOOK_TIMEOUT=1, so a lost turn's
+claim runs out after about 11 s) and follows tables over the live stream, which the server ends
+every second (SPIELTISCH_STREAM_MAX_SECONDS=1) so that every follower resumes with
+`Last-Event-ID` many times over. Every wait has a deadline; none asserts how long anything took.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from tests.conftest import TEST_REDIS_URL
+from tests.live import call, free_port
+
+pytestmark = pytest.mark.redis
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+FINISHED = "table.GameFinished"
+SUBSTITUTED = "table.MoveSubstituted"
+PLAYED = "pig10.CardPlayed"
+WAIT = 30.0
+"""Seconds any one step may take before the test fails (a lost turn is found in about 16)."""
+ENV = {
+    "REDIS_URL": TEST_REDIS_URL,
+    "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
+    "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
+    "SPIELTISCH_STREAM_MAX_SECONDS": "1",
+}
+
+
+ACCESS_LOG = '"%(r)s" %(s)s last-event-id=%({last-event-id}i)s %(a)s'
+"""The access log's format: each request with the Last-Event-ID it sent."""
+
+
+def tail(path: Path, lines: int = 30) -> str:
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return "\n".join(text.splitlines()[-lines:])
+
+
+class Stack:
+    """The web server and the bot workers, as the Procfile runs them."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.env = {**os.environ, **ENV}
+        self.web_log = logs / "web.log"
+        port = free_port()
+        self.base = f"http://127.0.0.1:{port}"
+        self.web = self._spawn(
+            [
+                *(sys.executable, "-m", "gunicorn", "--worker-class", "gthread"),
+                *("--workers", "2", "--threads", "32", "--access-logfile", "-"),
+                *("--access-logformat", ACCESS_LOG),
+                *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
+            ],
+            self.web_log,
+        )
+        self.workers: list[tuple[subprocess.Popen[bytes], Path]] = []
+        self.killed: list[subprocess.Popen[bytes]] = []
+
+    def _spawn(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
+        with log.open("ab") as out:
+            return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=out, stderr=out)
+
+    def wait_until_serving(self) -> None:
+        deadline = time.monotonic() + WAIT
+        while True:
+            try:
+                urllib.request.urlopen(f"{self.base}/health", timeout=1).close()
+                return
+            except OSError:
+                assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
+                assert time.monotonic() < deadline, (
+                    f"gunicorn never answered:\n{tail(self.web_log)}"
+                )
+                time.sleep(0.1)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        log = self.logs / f"worker-{len(self.workers)}.log"
+        worker = self._spawn(
+            [
+                *(sys.executable, "-m", "rq.cli", "worker", "--url", TEST_REDIS_URL),
+                *("--worker-class", "workers.worker.BotWorker", "--serializer", "json", "bots"),
+            ],
+            log,
+        )
+        self.workers.append((worker, log))
+        return worker
+
+    def web_log_text(self) -> str:
+        return self.web_log.read_text(errors="replace")
+
+    def worker_logs(self) -> str:
+        return "\n".join(f"--- {log.name}:\n{tail(log)}" for _, log in self.workers)
+
+    def kill_worker(self, worker: subprocess.Popen[bytes]) -> None:
+        self.killed.append(worker)
+        worker.send_signal(signal.SIGKILL)
+        worker.wait(timeout=10)
+
+    def check_alive(self) -> None:
+        assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
+        for worker, log in self.workers:
+            if worker not in self.killed:
+                assert worker.poll() is None, f"the bot worker exited:\n{tail(log)}"
+
+    def stop(self) -> None:
+        for process in [self.web, *(worker for worker, _ in self.workers)]:
+            if process.poll() is None:
+                process.terminate()
+        for process in [self.web, *(worker for worker, _ in self.workers)]:
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@pytest.fixture
+def stack(real_redis: redis.Redis, tmp_path: Path) -> Iterator[Stack]:
+    running = Stack(tmp_path)
+    try:
+        running.start_worker()
+        running.wait_until_serving()
+        yield running
+    finally:
+        running.stop()
+
+
+def ok(answer: tuple[int, Any], status: int = 200) -> Any:
+    assert answer[0] == status, f"expected HTTP {status}, got {answer}"
+    return answer[1]
+
+
+def bot_table(base: str, seats: int = 4) -> str:
+    """A Pig 10 table whose seats but seat 0 are `random` bots."""
+    bots = [{"seat": seat, "bot": "random"} for seat in range(1, seats)]
+    table = ok(
+        call(base, "POST", "/v1/tables", {"game": "pig10", "seats": seats, "bots": bots}), 201
+    )
+    return str(table["id"])
+
+
+class EventStream:
+    """Follows a table's live stream in a thread, strictly: each frame must be `id`, `event` and
+    `data` agreeing with each other. Resumes with `Last-Event-ID` when the server ends the
+    stream, and also hangs up itself every `drop_every` events to resume mid-flow."""
+
+    def __init__(
+        self, base: str, table_id: str, token: str | None = None, drop_every: int = 0
+    ) -> None:
+        self.url = f"{base}/v1/tables/{table_id}/stream"
+        self.token = token
+        self.drop_every = drop_every
+        self.events: list[dict[str, Any]] = []
+        self.connections = 0
+        self.finished = False
+        self.error: str | None = None
+        self._read = 0
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._follow, daemon=True)
+        self._thread.start()
+
+    def _follow(self) -> None:
+        try:
+            while not self.finished:
+                self._connect()
+        except Exception as error:
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            with self._changed:
+                self._changed.notify_all()
+
+    def _connect(self) -> None:
+        request = urllib.request.Request(self.url)
+        if self.token:
+            request.add_header("Authorization", f"Bearer {self.token}")
+        if self.events:
+            request.add_header("Last-Event-ID", str(self.events[-1]["seq"]))
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.headers.get_content_type() == "text/event-stream"
+            self.connections += 1
+            fields: list[tuple[str, str]] = []
+            for raw in response:
+                line = raw.decode().removesuffix("\n")
+                if line:
+                    name, _, value = line.partition(": ")
+                    fields.append((name, value))
+                    continue
+                frame, fields = dict(fields), []
+                if "" in frame or set(frame) <= {"retry"}:
+                    continue  # a comment (keep-alive) or the reconnection delay
+                assert len(frame) == 3 == len(set(frame) & {"id", "event", "data"}), frame
+                event = json.loads(frame["data"])
+                assert frame["id"] == str(event["seq"]), f"id {frame['id']} on {event}"
+                assert frame["event"] == event["type"], f"event {frame['event']} on {event}"
+                with self._changed:
+                    self.events.append(event)
+                    self.finished = event["type"] == FINISHED
+                    self._changed.notify_all()
+                if self.finished or (self.drop_every and len(self.events) % self.drop_every == 0):
+                    return
+
+    def next(self, waiting_for: str, stack: Stack) -> dict[str, Any]:
+        """The next event not read yet; fails after `WAIT` seconds without one."""
+        deadline = time.monotonic() + WAIT
+        with self._changed:
+            while self._read >= len(self.events):
+                assert self.error is None, f"the stream failed: {self.error}"
+                assert not self.finished, f"the game finished while waiting for {waiting_for}"
+                stack.check_alive()
+                left = deadline - time.monotonic()
+                assert left > 0, (
+                    f"no event in {WAIT} s while waiting for {waiting_for}; last event: "
+                    f"{self.events[-1] if self.events else None}\n{stack.worker_logs()}"
+                )
+                self._changed.wait(min(left, 1.0))
+            self._read += 1
+            return self.events[self._read - 1]
+
+    def until_finished(self, stack: Stack, deadline_seconds: float = WAIT) -> list[dict[str, Any]]:
+        """Every event of the game, once it is over."""
+        deadline = time.monotonic() + deadline_seconds
+        with self._changed:
+            while not self.finished:
+                assert self.error is None, f"the stream failed: {self.error}"
+                stack.check_alive()
+                left = deadline - time.monotonic()
+                assert left > 0, (
+                    f"the game did not finish in {deadline_seconds} s; last event: "
+                    f"{self.events[-1] if self.events else None}\n{stack.worker_logs()}"
+                )
+                self._changed.wait(min(left, 1.0))
+            return list(self.events)
+
+
+class Pig10Turns:
+    """Whose turn it is in Pig 10, worked out from the events alone, by the rules' turn order."""
+
+    def __init__(self, players: int) -> None:
+        self.hands = [0] * players
+        self.draw_pile = 80
+        self.turn: int | None = None
+
+    def apply(self, event: dict[str, Any]) -> None:
+        kind, data = event["type"], event["data"]
+        if kind == "pig10.CardsDealt":
+            dealt = len(data["cards"]) if "cards" in data else data["count"]
+            self.hands[data["seat"]] += dealt
+            self.draw_pile -= dealt
+        elif kind == "pig10.FirstSeatChosen":
+            self.turn = data["seat"]
+        elif kind == "pig10.CardDrawn":
+            self.hands[data["seat"]] += 1
+            self.draw_pile -= 1
+        elif kind == PLAYED:
+            mover, players = data["seat"], len(self.hands)
+            self.hands[mover] -= 1
+            # While the draw pile lasts nobody is skipped; then only seats holding cards play.
+            after = [(mover + step) % players for step in range(1, players + 1)]
+            holding = [seat for seat in after if self.hands[seat]]
+            self.turn = after[0] if self.draw_pile else next(iter(holding), None)
+
+
+def without_command(event: dict[str, Any]) -> dict[str, Any]:
+    """An event without the command in its metadata, which shows to everyone once it is over."""
+    meta = {key: value for key, value in event["meta"].items() if key != "command"}
+    return {**event, "meta": meta}
+
+
+def test_human_and_three_random_bots_over_the_stream(stack: Stack) -> None:
+    human = 0
+    table_id = bot_table(stack.base)
+    path = f"/v1/tables/{table_id}"
+    token = ok(call(stack.base, "POST", f"{path}/seats", {"name": "human"}), 201)["token"]
+    stream = EventStream(stack.base, table_id, token, drop_every=25)
+    turns = Pig10Turns(4)
+    seen = checked = moves = 0
+    while True:
+        event = stream.next(f"the bots to play up to the human's turn (after v{seen})", stack)
+        assert event["seq"] == seen + 1, f"v{event['seq']} follows v{seen} on the stream"
+        seen = event["seq"]
+        turns.apply(event)
+        if event["type"] == FINISHED:
+            break
+        if turns.turn != human:
+            continue
+        legal = ok(call(stack.base, "GET", f"{path}/moves", token=token))
+        assert legal["to_act"], f"the events say seat {human} is to act at v{seen}: {legal}"
+        while seen < legal["version"]:  # the rest of the command that gave the human the turn
+            event = stream.next(f"the events up to v{legal['version']}", stack)
+            seen = event["seq"]
+            turns.apply(event)
+        assert (seen, turns.turn) == (legal["version"], human), "the stream ran past the turn"
+        # The human's stream is the human's log: the same events, redacted the same way.
+        log = ok(call(stack.base, "GET", f"{path}/events?after={checked}", token=token))
+        assert log["events"] == stream.events[checked:seen]
+        checked = seen
+        move = {"move": legal["moves"][0], "expected_version": seen}
+        ok(call(stack.base, "POST", f"{path}/moves", move, token))
+        moves += 1
+
+    events = stream.events
+    assert [event["seq"] for event in events] == list(range(1, len(events) + 1))
+    log = ok(call(stack.base, "GET", f"{path}/events", token=token))["events"]
+    assert [event["seq"] for event in log] == [event["seq"] for event in events]
+    # Past the human's last turn the finished log shows every command; nothing else differs.
+    assert [without_command(event) for event in log[checked:]] == [
+        without_command(event) for event in events[checked:]
+    ]
+    played = [event["data"]["seat"] for event in events if event["type"] == PLAYED]
+    assert len(played) == 80, "every card is played once"
+    assert played.count(human) == moves
+    assert {1, 2, 3} <= set(played), "every bot played"
+    for event in events[:-1]:
+        data, mine = event["data"], event["data"].get("seat") == human
+        if event["type"] == "pig10.CardsDealt":
+            assert ("cards" in data) is mine, f"v{event['seq']} as seat {human} sees it: {data}"
+        if event["type"] == "pig10.CardDrawn":
+            assert ("card" in data) is mine, f"v{event['seq']} as seat {human} sees it: {data}"
+        if event["seq"] <= checked and event["meta"]["seat"] not in (human, None):
+            assert "command" not in event["meta"], f"another seat's command: {event}"
+    assert events[-1]["data"]["result"] == ok(call(stack.base, "GET", path))["result"]
+    assert stream.connections >= len(events) // 25, "the stream was resumed at every hang-up"
+    assert ok(call(stack.base, "GET", f"{path}/audit"))["ok"]
+
+
+# ---- webhooks ---------------------------------------------------------------------------------
+
+
+class HeldWebhook(ThreadingHTTPServer):
+    """A webhook bot that holds its first turn until `release` is set, and checks signatures.
+
+    It listens once made; `serve` starts answering, once the seat's `token` is known."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), HeldTurn)
+        self.token = ""
+        self.turns: list[tuple[dict[str, Any], bool]] = []
+        """Each turn asked, and whether its signature verified."""
+        self.asked = threading.Event()
+        self.release = threading.Event()
+        self.lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/"
+
+    def serve(self) -> None:
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+
+class HeldTurn(BaseHTTPRequestHandler):
+    server: HeldWebhook
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        turn = json.loads(body)
+        key = hashlib.sha256(self.server.token.encode()).hexdigest().encode()
+        expected = "sha256=" + hmac.new(key, body, hashlib.sha256).hexdigest()
+        signed = hmac.compare_digest(self.headers.get("X-Spieltisch-Signature", ""), expected)
+        with self.server.lock:
+            first = not self.server.turns
+            self.server.turns.append((turn, signed))
+        self.server.asked.set()
+        if first:
+            self.server.release.wait(WAIT)
+        answer = json.dumps({"move": turn["legal_moves"][0]}).encode()
+        try:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+        except OSError:
+            pass  # whoever asked is gone
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def test_a_worker_killed_mid_turn_is_replaced_and_the_game_completes(stack: Stack) -> None:
+    bot = HeldWebhook()
+    try:
+        table_id = bot_table(stack.base)
+        stream = EventStream(stack.base, table_id)
+        taken = call(stack.base, "POST", f"/v1/tables/{table_id}/seats", {"webhook": bot.url})
+        bot.token = ok(taken, 201)["token"]
+        bot.serve()
+        assert bot.asked.wait(WAIT), f"the webhook was never asked\n{stack.worker_logs()}"
+        # The worker is waiting for the webhook's answer: kill it mid-turn, start another.
+        stack.kill_worker(stack.workers[0][0])
+        bot.release.set()
+        stack.start_worker()
+        # The lost turn's claim runs out (job timeout 6 s + 5 s), and the new worker's sweep
+        # (every 5 s) queues it again.
+        events = stream.until_finished(stack, deadline_seconds=60)
+    finally:
+        bot.release.set()
+        bot.shutdown()
+    with bot.lock:
+        turns = list(bot.turns)
+    assert turns[0][0]["version"] == turns[1][0]["version"], "the lost turn is asked again"
+    assert all(signed for _, signed in turns), "every request is signed with the seat's key"
+    # A prompt webhook's answers are all played as they are: no stand-in ever played.
+    assert not [event for event in events if event["type"] == SUBSTITUTED]
+    for turn, _ in turns[1:]:
+        played = events[turn["version"]]  # the first event after the version it was asked at
+        assert played["type"] == PLAYED, f"v{played['seq']} is {played}"
+        move = {"card": played["data"]["card"], "mode": played["data"]["mode"]}
+        assert (played["data"]["seat"], move) == (0, turn["legal_moves"][0])
+    assert len([event for event in events if event["type"] == PLAYED]) == 80
+    assert ok(call(stack.base, "GET", f"/v1/tables/{table_id}/audit"))["ok"]
+
+
+class Example:
+    """A script of examples/ running, its output read line by line as it comes."""
+
+    def __init__(self, script: str, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(EXAMPLES / script), *args],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, pattern: str) -> re.Match[str]:
+        """The first line matching `pattern`; it must come within `WAIT` seconds."""
+        deadline = time.monotonic() + WAIT
+        with self._changed:
+            while True:
+                for line in self.lines:
+                    if match := re.search(pattern, line):
+                        return match
+                left = deadline - time.monotonic()
+                missing = f"no line matching {pattern!r}; the output:\n{''.join(self.lines)}"
+                assert left > 0, missing
+                assert self._reader.is_alive(), missing  # it has exited
+                self._changed.wait(min(left, 1.0))
+
+    def output(self, timeout: float = WAIT) -> str:
+        """Everything it printed, once it has exited (within `timeout` seconds)."""
+        self.process.wait(timeout)
+        self._reader.join(WAIT)
+        return "".join(self.lines)
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.terminate()
+        return self.output()
+
+
+def test_a_late_webhook_is_replaced_for_that_turn_only(stack: Stack) -> None:
+    table_id = bot_table(stack.base)
+    stream = EventStream(stack.base, table_id)
+    # The example, answering its first turn 1.5 s late (the deadline is 1 s) and checking the
+    # signature of every request with the token its seat got.
+    bot = Example(
+        "webhook_bot.py",
+        *("--server", stack.base, "--port", "0", "--join", table_id),
+        *("--sleep", "1.5", "--sleep-turns", "1"),
+    )
+    try:
+        seat = int(bot.wait_for(r"seated at table \S+, seat (\d+)")[1])
+        url = bot.wait_for(r"listening on (\S+)")[1]
+        events = stream.until_finished(stack)
+        forged = urllib.request.Request(url, data=b'{"legal_moves": [1]}', method="POST")
+        forged.add_header("X-Spieltisch-Signature", "sha256=" + "0" * 64)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(forged, timeout=5)
+        assert refused.value.code == 401, "the example refuses a request signed with another key"
+    finally:
+        output = bot.stop()
+    substituted = [event for event in events if event["type"] == SUBSTITUTED]
+    assert [event["data"] for event in substituted] == [{"seat": seat, "reason": "timeout"}]
+    late = substituted[0]["seq"] - 1  # the version the late turn was asked at
+    stand_in = events[late + 1]
+    assert (stand_in["type"], stand_in["data"]["seat"]) == (PLAYED, seat)
+    # The example prints each move it answers (the late one maybe not: the game may be over by
+    # then). All the others were played as answered; a request whose signature the example
+    # found wrong would have been refused, and replaced too.
+    answered = {
+        int(version): json.loads(move)
+        for version, move in re.findall(rf"^table \S+ v(\d+) seat {seat}: (.*)$", output, re.M)
+        if int(version) != late
+    }
+    assert min(answered) > late, "the first turn was the late one"
+    mine = [event for event in events if event["type"] == PLAYED and event["data"]["seat"] == seat]
+    assert len(answered) == len(mine) - 1, output
+    for version, move in answered.items():
+        played = events[version]  # the first event after the version it was asked at
+        assert (played["type"], played["data"]["seat"]) == (PLAYED, seat), played
+        assert {"card": played["data"]["card"], "mode": played["data"]["mode"]} == move
+    assert ok(call(stack.base, "GET", f"/v1/tables/{table_id}/audit"))["ok"]
+
+
+def test_the_http_example_plays_a_seat_to_the_end(stack: Stack) -> None:
+    """The example takes seat 0 and plays it to the end beside two bots and the test's seat 1,
+    which thinks for longer than a stream lasts once, so that the example must resume."""
+    bots = [{"seat": 2, "bot": "random"}, {"seat": 3, "bot": "random"}]
+    table = ok(
+        call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 4, "bots": bots}), 201
+    )
+    path = f"/v1/tables/{table['id']}"
+    bot = Example("http_bot.py", "--server", stack.base, "--table", table["id"], "--name", "e2e")
+    try:
+        assert int(bot.wait_for(r"seated at table \S+, seat (\d+)")[1]) == 0
+        token = ok(call(stack.base, "POST", f"{path}/seats", {"name": "slow"}), 201)["token"]
+        deadline, paused = time.monotonic() + WAIT, False
+        while ok(call(stack.base, "GET", path))["status"] == "running":
+            assert time.monotonic() < deadline, f"the game did not finish in {WAIT} s"
+            legal = ok(call(stack.base, "GET", f"{path}/moves", token=token))
+            if not legal["to_act"]:
+                time.sleep(0.02)
+                continue
+            if not paused:  # longer than SPIELTISCH_STREAM_MAX_SECONDS: the streams end
+                time.sleep(1.5)
+                paused = True
+            move = {"move": legal["moves"][0], "expected_version": legal["version"]}
+            ok(call(stack.base, "POST", f"{path}/moves", move, token))
+        output = bot.output()  # it exits once the game is over
+    finally:
+        print("examples/http_bot.py said:", bot.stop())  # shown if the test fails
+    assert bot.process.returncode == 0, output
+    assert "game over: winners" in output
+    table = ok(call(stack.base, "GET", path))
+    assert table["status"] == "finished"
+    assert table["seats"][0]["name"] == "e2e"
+    log = ok(call(stack.base, "GET", f"{path}/events"))["events"]
+    mine = [event for event in log if event["type"] == PLAYED and event["data"]["seat"] == 0]
+    assert len(mine) == output.count(": played ") > 0, output
+    # The example's streams (the access log names each with its Last-Event-ID): resumed, after
+    # the events it had seen.
+    resumed = re.findall(
+        rf"GET {re.escape(path)}/stream HTTP/1.1\" 200 last-event-id=(\S*) Python-urllib",
+        stack.web_log_text(),
+    )
+    assert len(resumed) >= 2, f"the example's streams: {resumed}"
+    assert resumed[0] == "-", "the first stream starts from the start"
+    assert all(last.isdigit() for last in resumed[1:]), f"resumed after: {resumed}"
