@@ -52,6 +52,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def bot_seat_name(bot: str | None) -> str:
+    """The name shown for a seat a machine plays, unless its creator gave one."""
+    return f"{bot} bot" if bot else "webhook bot"
+
+
 def unknown_table(table_id: str) -> Problem:
     return Problem(404, "unknown-table", "Unknown table", f"there is no table {table_id!r}")
 
@@ -196,7 +201,7 @@ class TableService:
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
         pending = self._decide(None, command, seed, seat=None)
         for bot_seat in bots:
-            name = bot_seat.name or f"{bot_seat.bot} bot"
+            name = bot_seat.name or bot_seat_name(bot_seat.bot)
             sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
@@ -218,7 +223,7 @@ class TableService:
         if bot is not None:
             self._check_bot(bot)
         token = None if bot is not None else self.new_token()
-        name = name or (f"{bot} bot" if bot else "webhook bot")
+        name = name or bot_seat_name(bot)
         command = TakeSeat(
             seat,
             name,
@@ -402,8 +407,10 @@ class TableService:
 
     def view(self, table_id: str, caller: Caller) -> dict[str, JSON]:
         table = self.load(table_id).table
-        # A read also finds a bot turn whose job was lost (its claim ran out) and queues it.
-        self._schedule(table)
+        # A read also finds a bot turn whose job was lost (its claim ran out) and queues it;
+        # a read while no bot is to act writes nothing.
+        if table.bots_to_act(self.tables.to_act(table)):
+            self._schedule(table)
         return self.tables.view(table, caller.seat)
 
     def seats(self, table_id: str) -> list[JSON]:
