@@ -107,6 +107,11 @@ class Result:
         """The JSON form recorded in `GameFinished` and returned by the API."""
         return {"winners": list(self.winners), "scores": list(self.scores), **self.details}
 
+    def shares(self) -> tuple[float, ...]:
+        """Each seat's share of the win: winners split 1 evenly, everyone else gets 0."""
+        share = 1 / len(self.winners)
+        return tuple(share if seat in self.winners else 0.0 for seat in range(len(self.scores)))
+
 
 class RuleError(Exception):
     """A move the rules forbid; `rule` is a stable slug naming the rule that was broken."""
@@ -179,5 +184,29 @@ class Rules(Protocol[State]):
 
         The conformance suite uses it to prove that `view` shows `seat` nothing it may not see:
         the view of the concealed state must equal the view of the real one.
+        """
+        ...
+
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        """A state `seat` could be in, built from nothing but its `view` (and the table's setup).
+
+        Everything the view hides (unseen cards, unknown faces, the other hands) is drawn from
+        what the view allows. Search bots plan on these samples, which is why they never read
+        the true hidden state: the view of a sample equals `view`, and so do `seat`'s moves.
+        """
+        ...
+
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        """Each seat's estimated share of the win from `state`, without playing on.
+
+        Non-negative and summing to 1; once the game is over, exactly `result(state).shares()`.
+        Search bots use it where they stop looking ahead.
         """
         ...

@@ -306,3 +306,52 @@ def play_table(tables: Tables, store: EventStore, rules: AnyRules) -> tuple[Tabl
         table = tables.fold(events, table)
     assert table is not None
     return table, position
+
+
+def test_samples_of_a_view_show_that_view_and_play_on(
+    playouts: tuple[AnyRules, list[tuple[int, Playout]]],
+) -> None:
+    """A search bot plans on `sample`s of its view: each must look to the seat exactly like the
+    real state, offer it the same moves, and be a game the rules can play to its end."""
+    rules, games = playouts
+    sampled_differently = 0
+    for seed, playout in games:
+        states = [step.before for step in playout.steps]
+        for index, state in enumerate(states[:: max(1, len(states) // 12)]):
+            for seat in range(playout.players):
+                view = rules.view(state, seat)
+                sampled = rules.sample(
+                    playout.players, playout.options, view, seat, Random(seed * 31 + index)
+                )
+                assert rules.view(sampled, seat) == view, f"sample for seat {seat} looks different"
+                assert rules.legal_moves(sampled, seat) == rules.legal_moves(state, seat)
+                assert (seat in rules.to_act(sampled)) == (seat in rules.to_act(state))
+                sampled_differently += sampled != state
+            if index % 4 == 0:
+                finish(rules, sampled, Random(seed + index))
+    assert sampled_differently > 0, "samples never differ from the real state: nothing is drawn"
+
+
+def finish(rules: AnyRules, state: Any, rng: Random) -> None:
+    """Play `state` to its end with random moves; every move offered must be accepted."""
+    for _ in range(MAX_STEPS):
+        if rules.result(state) is not None:
+            return
+        seat = rng.choice(sorted(rules.to_act(state)))
+        state = fold(
+            rules, state, rules.decide(state, seat, rng.choice(rules.legal_moves(state, seat)), rng)
+        )
+    raise AssertionError(f"{rules.info.id} did not end in {MAX_STEPS} moves from a sample")
+
+
+def test_evaluations_are_win_shares(playouts: tuple[AnyRules, list[tuple[int, Playout]]]) -> None:
+    rules, games = playouts
+    for _, playout in games:
+        for step in playout.steps[::7]:
+            shares = rules.evaluate(step.before)
+            assert len(shares) == playout.players
+            assert all(0 <= share <= 1 for share in shares)
+            assert sum(shares) == pytest.approx(1)
+        result = rules.result(playout.final)
+        assert result is not None
+        assert rules.evaluate(playout.final) == pytest.approx(result.shares())
