@@ -126,6 +126,27 @@ class Marathon:
         )
         return replace(state, counters=counters)
 
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        # The other counter: a fresh deal plus the average step for each of its moves.
+        other_moves = view["moves"] // 2
+        counters = tuple(
+            view["counter"] if s == seat else rng.randrange(DEAL) + 2 * other_moves
+            for s in range(players)
+        )
+        return State(counters, view["length"], view["moves"], view["turn"], started=True)
+
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        result = self.result(state)
+        # Neither seat sees the other's counter, so until the end the odds are even.
+        return result.shares() if result else (1 / state.players,) * state.players
+
 
 def _with(values: tuple[int, ...], seat: int, value: int) -> tuple[int, ...]:
     return (*values[:seat], value, *values[seat + 1 :])

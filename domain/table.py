@@ -20,8 +20,8 @@ from domain.rules import JSON, Event
 LIFECYCLE = "table"
 GAME_CREATED = f"{LIFECYCLE}.GameCreated"
 SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
-SEAT_TAKEN_VERSION = 2
-"""v2 added `bot` and `webhook`."""
+SEAT_TAKEN_VERSION = 3
+"""v2 added `bot` and `webhook`, v3 the bot's `level`."""
 MOVE_SUBSTITUTED = f"{LIFECYCLE}.MoveSubstituted"
 GAME_FINISHED = f"{LIFECYCLE}.GameFinished"
 PRIVATE_SEAT_FIELDS = ("token_sha256", "webhook")
@@ -50,8 +50,8 @@ class CreateGame:
 class TakeSeat:
     """Sit down at `seat` (None: the lowest free seat); the last seat taken starts the game.
 
-    A seat is played by whoever holds its token, by the built-in `bot` named, or by the
-    external bot answering at `webhook`.
+    A seat is played by whoever holds its token, by the built-in `bot` named (at its `level`,
+    if it has levels), or by the external bot answering at `webhook`.
     """
 
     seat: int | None
@@ -60,6 +60,7 @@ class TakeSeat:
     entropy: str | None = None
     bot: str | None = None
     webhook: str | None = None
+    level: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,12 @@ def seat_taken_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
     return {**data, "bot": None, "webhook": None}
 
 
-UPCASTS = ((SEAT_TAKEN, 1, seat_taken_v1_to_v2),)
+def seat_taken_v2_to_v3(data: Mapping[str, JSON]) -> dict[str, JSON]:
+    """The only bot before levels existed had none."""
+    return {**data, "level": None}
+
+
+UPCASTS = ((SEAT_TAKEN, 1, seat_taken_v1_to_v2), (SEAT_TAKEN, 2, seat_taken_v2_to_v3))
 """Every schema step of the lifecycle events: (type, from version, function)."""
 
 
@@ -127,6 +133,7 @@ class Seat:
     token_sha256: str | None
     bot: str | None = None
     webhook: str | None = None
+    level: str | None = None
 
     @property
     def player(self) -> str | None:
@@ -231,6 +238,7 @@ class Tables:
                 "entropy": command.entropy,
                 "bot": command.bot,
                 "webhook": command.webhook,
+                "level": command.level,
             },
             SEAT_TAKEN_VERSION,
         )
@@ -290,7 +298,7 @@ class Tables:
             data = event.data
             seats = list(table.seats)
             seats[data["seat"]] = Seat(
-                data["name"], data["token_sha256"], data["bot"], data["webhook"]
+                data["name"], data["token_sha256"], data["bot"], data["webhook"], data["level"]
             )
             entropy = (*table.entropy, data["entropy"]) if data["entropy"] else table.entropy
             return replace(table, seats=tuple(seats), entropy=entropy, version=version)
@@ -345,6 +353,7 @@ class Tables:
                     "name": seat.name if seat else None,
                     "taken": seat is not None,
                     "bot": seat.player if seat else None,
+                    "level": seat.level if seat else None,
                 }
                 for number, seat in enumerate(table.seats)
             ],

@@ -22,6 +22,7 @@ TABLE = "/tables/<table_id>"
 # Schemas are stateless once built; building them per request cost a third of a move.
 GAMES = schemas.GameInfoSchema(many=True)
 GAME = schemas.GameInfoSchema()
+BOTS = schemas.BotInfoSchema(many=True)
 CREATE_TABLE = schemas.CreateTableRequest()
 TABLE_VIEW = schemas.TableSchema()
 SEATS = schemas.SeatSchema(many=True)
@@ -149,6 +150,11 @@ def get_game(game_id: str) -> tuple[Response, int]:
     return dumped(GAME, rules.info)
 
 
+@api.get("/bots")
+def list_bots() -> tuple[Response, int]:
+    return dumped(BOTS, list(service().bots or ()))
+
+
 @api.post("/tables")
 def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
@@ -179,6 +185,7 @@ def take_seat(table_id: str) -> tuple[Response, int]:
         args["name"],
         args["entropy"],
         bot=args.get("bot"),
+        level=args["level"],
         webhook=args.get("webhook"),
     )
     return dumped(SEAT_TAKEN, taken, 201)

@@ -32,11 +32,17 @@ ENTROPY = fields.String(
 
 NAME = fields.String(validate=validate.Length(min=1, max=40), load_default=None)
 BOT_NAME = validate.Length(min=1, max=40)
+BOT_LEVEL = fields.String(
+    validate=validate.Length(min=1, max=40),
+    load_default=None,
+    metadata={"description": "The bot's level, from the catalogue; its default if left out."},
+)
 
 
 class BotSeatRequest(Schema):
     seat = StrictInteger(required=True, validate=validate.Range(min=0, max=63))
     bot = fields.String(required=True, validate=BOT_NAME)
+    level = BOT_LEVEL
     name = NAME
 
 
@@ -63,6 +69,7 @@ class TakeSeatRequest(Schema):
     seat = StrictInteger(validate=validate.Range(min=0, max=63), load_default=None, allow_none=True)
     entropy = ENTROPY
     bot = fields.String(validate=BOT_NAME)
+    level = BOT_LEVEL
     webhook = fields.Url(
         schemes={"http", "https"},
         require_tld=False,
@@ -74,6 +81,8 @@ class TakeSeatRequest(Schema):
     def one_player(self, data: dict[str, Any], **kwargs: Any) -> None:
         if "bot" in data and "webhook" in data:
             raise ValidationError("a seat is played by a bot or by a webhook, not both", "bot")
+        if data.get("level") is not None and "bot" not in data:
+            raise ValidationError("a level needs a bot to play at it", "level")
         if data.get("name") is None and "bot" not in data and "webhook" not in data:
             raise ValidationError("a player taking a seat needs a name", "name")
 
@@ -123,11 +132,20 @@ class GameInfoSchema(Schema):
     score_range = fields.Function(lambda info: list(info.score_range))
 
 
+class BotInfoSchema(Schema):
+    name = fields.String()
+    description = fields.String()
+    games = fields.List(fields.String())
+    levels = fields.List(fields.String())
+    default_level = fields.String(allow_none=True)
+
+
 class SeatSchema(Schema):
     seat = fields.Integer()
     name = fields.String(allow_none=True)
     taken = fields.Boolean()
     bot = fields.String(allow_none=True)
+    level = fields.String(allow_none=True)
 
 
 class TableSchema(Schema):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+from domain.catalogue import BotCatalogue, UnknownBot
 from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON
 from domain.table import (
@@ -133,11 +134,12 @@ class MoveAnswer:
 
 @dataclass(frozen=True)
 class BotSeat:
-    """A seat given to a machine at creation: a built-in `bot` by name."""
+    """A seat given to a machine at creation: a built-in `bot` by name, at its `level`."""
 
     seat: int
     bot: str
     name: str | None = None
+    level: str | None = None
 
 
 class Turns(Protocol):
@@ -161,7 +163,7 @@ class TableService:
         new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
         new_id: Callable[[], str] = lambda: secrets.token_urlsafe(9),
         turns: Turns | None = None,
-        bot_names: frozenset[str] = frozenset(),
+        bots: BotCatalogue | None = None,
     ) -> None:
         self.store = store
         self.vault = vault
@@ -172,7 +174,7 @@ class TableService:
         self.new_token = new_token
         self.new_id = new_id
         self.turns = turns
-        self.bot_names = bot_names
+        self.bots = bots
         # A seed never changes once stored, so each process asks Redis for it once.
         self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
@@ -188,8 +190,6 @@ class TableService:
     ) -> dict[str, JSON]:
         """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
         carries only its commitment. A table whose every seat is a bot plays itself."""
-        for bot_seat in bots:
-            self._check_bot(bot_seat.bot)
         if game not in self.tables.registry:
             raise Problem(
                 422,
@@ -197,12 +197,13 @@ class TableService:
                 "Unknown game",
                 f"there is no game {game!r}; known: {self.tables.registry.ids()}",
             )
+        levels = [self._bot_level(bot_seat.bot, bot_seat.level, game) for bot_seat in bots]
         table_id, seed = self.new_id(), self.new_seed()
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
         pending = self._decide(None, command, seed, seat=None)
-        for bot_seat in bots:
+        for bot_seat, level in zip(bots, levels, strict=True):
             name = bot_seat.name or bot_seat_name(bot_seat.bot)
-            sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot)
+            sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot, level=level)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
         self._commit(table_id, pending)
@@ -216,12 +217,14 @@ class TableService:
         entropy: str | None,
         *,
         bot: str | None = None,
+        level: str | None = None,
         webhook: str | None = None,
     ) -> dict[str, JSON]:
-        """Sit a player, a built-in `bot` or a `webhook` down. The answer holds the seat's
-        token, never shown again; a built-in bot's seat has none, as nobody else plays it."""
+        """Sit a player, a built-in `bot` (at `level`) or a `webhook` down. The answer holds the
+        seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it."""
+        loaded = self.load(table_id)
         if bot is not None:
-            self._check_bot(bot)
+            level = self._bot_level(bot, level, loaded.table.game)
         token = None if bot is not None else self.new_token()
         name = name or bot_seat_name(bot)
         command = TakeSeat(
@@ -231,9 +234,11 @@ class TableService:
             entropy,
             bot=bot,
             webhook=webhook,
+            level=level,
         )
-        for _ in range(SEAT_ATTEMPTS):
-            loaded = self.load(table_id)
+        for attempt in range(SEAT_ATTEMPTS):
+            if attempt:
+                loaded = self.load(table_id)
             pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
             try:
                 self._commit(table_id, pending)
@@ -302,14 +307,14 @@ class TableService:
             return None
         return table, self.tables.to_act(table)
 
-    def _check_bot(self, bot: str) -> None:
-        if bot not in self.bot_names:
-            raise Problem(
-                422,
-                "unknown-bot",
-                "Unknown bot",
-                f"there is no bot {bot!r}; known: {sorted(self.bot_names)}",
-            )
+    def _bot_level(self, bot: str, level: str | None, game: str) -> str | None:
+        """The level `bot` will play `game` at; a problem naming what is wrong if it cannot."""
+        if self.bots is None:
+            raise Problem(422, "unknown-bot", "Unknown bot", "this service has no bots")
+        try:
+            return self.bots.level(bot, level, game)
+        except UnknownBot as unknown:
+            raise Problem(422, "unknown-bot", "Unknown bot", str(unknown)) from None
 
     @staticmethod
     def _seated(caller: Caller) -> int:

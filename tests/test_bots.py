@@ -11,7 +11,7 @@ import hmac
 import json
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
@@ -21,11 +21,14 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
+from domain.bots import RandomBot, Turn
+from domain.catalogue import BotCatalogue, BotInfo
 from domain.rules import JSON, Event
 from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Tables
 from events.envelope import START
 from service.app import create_app
 from service.config import Config
+from service.errors import Problem
 from service.tables import BotSeat, Caller, TableService
 from workers.player import Outcome
 from workers.runtime import Runtime, bot_queue, build_runtime
@@ -152,34 +155,39 @@ def test_a_job_for_a_version_that_has_passed_does_nothing(runtime: Runtime) -> N
 
 @dataclass
 class RecordingBot:
-    """A bot that remembers what it was shown, and plays the first legal move."""
+    """A bot that remembers every turn it was given, and plays the first legal move."""
 
-    name: str = "recording"
-    description: str = "remembers its inputs"
-    shown: list[tuple[dict[str, JSON], list[JSON]]] = field(default_factory=list)
+    shown: list[Turn] = field(default_factory=list)
 
-    def choose(self, view: Mapping[str, JSON], moves: Sequence[JSON], rng: Random) -> JSON:
-        self.shown.append((dict(view), list(moves)))
-        return moves[0]
+    def choose(self, turn: Turn, rng: Random) -> JSON:
+        self.shown.append(turn)
+        return turn.moves[0]
 
 
 def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) -> None:
     recording = RecordingBot()
-    runtime.player.bots = {**runtime.player.bots, recording.name: recording}
+    everyone = ("pig10",)
+    catalogue = BotCatalogue(
+        [
+            (BotInfo("recording", "remembers its turns", everyone), {None: recording}),
+            (BotInfo("random", "random", everyone), {None: RandomBot()}),
+        ]
+    )
     service = runtime.service
-    service.bot_names = frozenset(runtime.player.bots)
+    runtime.player.bots = service.bots = catalogue
     bots = [BotSeat(0, "recording"), BotSeat(1, "random"), BotSeat(2, "random")]
     table_id = str(service.create("pig10", 3, {}, None, bots)["id"])
     drain(runtime)
-    assert recording.shown, "the recording bot had turns"
     records = service.store.read(table_id, START)
     tables: Tables = service.tables
-    for view, moves in recording.shown:
-        past = tables.fold([r.event for r in records[: view["version"]]])
-        assert past is not None
-        assert view == tables.view(past, 0)
-        assert moves == tables.legal_moves(past, 0)
-        assert "hands" not in json.dumps(view), "no other seat's hand"
+    pasts = [tables.fold([r.event for r in records[:version]]) for version in range(len(records))]
+    seat_turns = [past for past in pasts if past and 0 in tables.to_act(past)]
+    assert len(recording.shown) == len(seat_turns) > 0, "the recording bot had every turn"
+    for turn, past in zip(recording.shown, seat_turns, strict=True):
+        assert (turn.seat, turn.players, turn.options) == (0, 3, past.options)
+        assert turn.view == tables.rules(past).view(past.state, 0)
+        assert turn.moves == tables.legal_moves(past, 0)
+        assert "hands" not in json.dumps(turn.view), "no other seat's hand"
 
 
 # -- webhooks -------------------------------------------------------------------------------------
@@ -326,10 +334,46 @@ def test_bot_seats_over_http(client: FlaskClient) -> None:
         assert [s["bot"] for s in seats] == ["random", None, None]
 
 
+def test_the_catalogue_lists_every_bot_with_its_games_and_levels(client: FlaskClient) -> None:
+    games = [game["id"] for game in client.get("/v1/games").get_json()]
+    bots = {bot["name"]: bot for bot in client.get("/v1/bots").get_json()}
+    assert set(bots) == {"random", "heuristic", "search"}
+    for bot in bots.values():
+        assert bot["games"] == games, f"{bot['name']} plays every game"
+    assert bots["search"]["levels"] == ["easy", "medium", "hard"]
+    assert bots["search"]["default_level"] == "medium"
+    assert (bots["random"]["levels"], bots["random"]["default_level"]) == ([], None)
+
+
+def test_a_bot_plays_at_the_level_asked_for_or_its_default(client: FlaskClient) -> None:
+    bots = [{"seat": 1, "bot": "search", "level": "easy"}, {"seat": 2, "bot": "search"}]
+    table = client.post("/v1/tables", json={"game": "pig10", "seats": 4, "bots": bots}).get_json()
+    url = f"/v1/tables/{table['id']}/seats"
+    client.post(url, json={"seat": 3, "bot": "heuristic"})
+    taken = client.post(url, json={"seat": 0, "name": "Ada"}).get_json()
+    seats = [(seat["bot"], seat["level"]) for seat in taken["table"]["seats"]]
+    assert seats == [(None, None), ("search", "easy"), ("search", "medium"), ("heuristic", None)]
+    log = client.get(f"/v1/tables/{table['id']}/events").get_json()["events"]
+    recorded = [(e["data"]["bot"], e["data"]["level"]) for e in log if e["type"] == SEAT_TAKEN]
+    assert sorted(recorded, key=str) == sorted(seats, key=str)
+
+
+def test_a_bot_that_does_not_play_the_game_is_refused(runtime: Runtime) -> None:
+    service = runtime.service
+    service.bots = BotCatalogue([(BotInfo("pig", "only pig10", ("pig10",)), {None: RandomBot()})])
+    with pytest.raises(Problem) as refused:
+        service.create("wobble", 2, {}, None, [BotSeat(0, "pig")])
+    assert refused.value.slug == "unknown-bot"
+    assert "does not play wobble" in refused.value.detail
+
+
 @pytest.mark.parametrize(
     ("body", "status", "problem"),
     [
         ({"bot": "grandmaster"}, 422, "unknown-bot"),
+        ({"bot": "search", "level": "grandmaster"}, 422, "unknown-bot"),
+        ({"bot": "random", "level": "hard"}, 422, "unknown-bot"),
+        ({"name": "Ada", "level": "hard"}, 422, "invalid-body"),
         ({"bot": "random", "webhook": "http://bots.example/"}, 422, "invalid-body"),
         ({"webhook": "ftp://bots.example/"}, 422, "invalid-body"),
         ({"webhook": "not a url"}, 422, "invalid-body"),
@@ -349,6 +393,8 @@ def test_bad_seat_requests_write_nothing(
     ("bots", "problem"),
     [
         ([{"seat": 0, "bot": "grandmaster"}], "unknown-bot"),
+        ([{"seat": 0, "bot": "search", "level": "expert"}], "unknown-bot"),
+        ([{"seat": 0, "bot": "search", "level": 3}], "invalid-body"),
         ([{"seat": 0, "bot": "random"}, {"seat": 0, "bot": "random"}], "invalid-body"),
         ([{"seat": 2, "bot": "random"}], "invalid-body"),
         ([{"seat": 0}], "invalid-body"),
@@ -401,6 +447,29 @@ def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime
     assert table.seats[1] is not None
     assert (table.seats[1].name, table.seats[1].player) == ("Old", None)
     assert fresh.store.read(table_id, START)[-1].data["bot"] is None
+
+
+def test_a_bot_seat_taken_before_levels_existed_plays_at_no_level(runtime: Runtime) -> None:
+    """SeatTaken v2 (a bot, no `level`) reads as v3 with `level: null`; its bot still plays."""
+    service = runtime.service
+    table_id = str(service.create("pig10", 3, {}, None)["id"])
+    seat_human(service, table_id)
+    data = {"seat": 1, "name": "Old bot", "token_sha256": None, "entropy": None}
+    v2 = Event(SEAT_TAKEN, {**data, "bot": "random", "webhook": None}, v=2)
+    meta = {
+        "command_id": "old-bot-seat",
+        "command": {"type": "TakeSeat", "args": {**data, "bot": "random"}},
+        "seat": None,
+        "time": "2020-01-01T00:00:00+00:00",
+    }
+    loaded = service.load(table_id)
+    service.store.append(table_id, loaded.position, [v2], meta)
+    fresh = build_runtime(runtime.turns.redis, Config()).service
+    upcast = fresh.store.read(table_id, START)[-1]
+    assert (upcast.v, upcast.data["level"], upcast.data["bot"]) == (3, None, "random")
+    seat = fresh.load(table_id).table.seats[1]
+    assert seat is not None
+    assert (seat.bot, seat.level) == ("random", None)
 
 
 def test_the_worker_sweeps_every_few_seconds_whatever_rq_worker_passes(runtime: Runtime) -> None:

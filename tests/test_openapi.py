@@ -495,6 +495,8 @@ class Walk:
         assert [game["id"] for game in games] == default_registry().ids()
         assert self.get(GAME, 200, path={"game_id": "pig10"}) == games[0]
         self.get(GAME, 404, "unknown-game", path={"game_id": "chess"})
+        bots = self.get("/v1/bots", 200)
+        assert {"random", "heuristic", "search"} <= {bot["name"] for bot in bots}
 
     def open_table(self) -> None:
         create = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}, "entropy": "walk"}

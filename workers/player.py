@@ -7,14 +7,15 @@ from datetime import timedelta
 from enum import StrEnum
 from random import Random
 
+from domain.bots import Turn
+from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
 from domain.table import TableError
 from service.tables import TableService
-from workers.bots import Bot
 from workers.webhook import WebhookClient, WebhookFailed
 
-STAND_IN = "random"
-"""The built-in bot that plays a turn a webhook failed to answer."""
+STAND_IN = "heuristic"
+"""The built-in bot that plays a turn a webhook failed to answer: quick, and not a pushover."""
 
 
 class Outcome(StrEnum):
@@ -27,9 +28,7 @@ class Outcome(StrEnum):
 class TurnPlayer:
     """Plays the turn of a bot seat at one version of a table, at most once."""
 
-    def __init__(
-        self, service: TableService, bots: Mapping[str, Bot], webhooks: WebhookClient
-    ) -> None:
+    def __init__(self, service: TableService, bots: BotCatalogue, webhooks: WebhookClient) -> None:
         self.service = service
         self.bots = bots
         self.webhooks = webhooks
@@ -45,6 +44,9 @@ class TurnPlayer:
             return Outcome.STALE
         view = tables.view(table, seat)
         moves = tables.legal_moves(table, seat)
+        turn = Turn(
+            tables.rules(table), seat, len(table.seats), table.options, view["state"], moves
+        )
         # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.
         rng = Random(f"{table_id}:{version}:{seat}")
         substituted = None
@@ -53,10 +55,10 @@ class TurnPlayer:
                 move = self._ask_webhook(player.webhook, player.token_sha256, view, moves)
             except WebhookFailed as failure:
                 substituted = failure.reason
-                move = self.bots[STAND_IN].choose(view, moves, rng)
+                move = self.bots.bot(STAND_IN, None).choose(turn, rng)
         else:
             assert player.bot is not None
-            move = self.bots[player.bot].choose(view, moves, rng)
+            move = self.bots.bot(player.bot, player.level).choose(turn, rng)
         try:
             appended = self.service.play_for(loaded, seat, move, substituted)
         except (RuleError, TableError):
@@ -64,7 +66,7 @@ class TurnPlayer:
             if player.webhook is None or substituted is not None:
                 raise
             substituted = "illegal"
-            move = self.bots[STAND_IN].choose(view, moves, rng)
+            move = self.bots.bot(STAND_IN, None).choose(turn, rng)
             appended = self.service.play_for(loaded, seat, move, substituted)
         if not appended:
             return Outcome.STALE

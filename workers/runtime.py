@@ -9,6 +9,7 @@ from redis import Redis
 from rq import Queue
 from rq.serializers import JSONSerializer
 
+from domain.catalogue import default_catalogue
 from domain.registry import GameRegistry, default_registry
 from domain.table import UPCASTS, Tables
 from events.secrets import SeedVault
@@ -16,7 +17,6 @@ from events.store import EventStore
 from events.upcasting import Upcasters
 from service.config import Config
 from service.tables import TableCache, TableService
-from workers.bots import default_bots
 from workers.player import TurnPlayer
 from workers.turns import QUEUE, TurnQueue
 from workers.webhook import WebhookClient
@@ -48,7 +48,8 @@ def build_runtime(
     wake: Callable[[], None] = lambda: None,
 ) -> Runtime:
     """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued."""
-    bots = default_bots()
+    registry = registry or default_registry()
+    bots = default_catalogue(registry)
     webhooks = WebhookClient(config.webhook_timeout_seconds)
     turns = TurnQueue(
         redis,
@@ -59,9 +60,9 @@ def build_runtime(
     service = TableService(
         store=EventStore(redis, upcasters or default_upcasters()),
         vault=SeedVault(redis),
-        tables=Tables(registry or default_registry()),
+        tables=Tables(registry),
         cache=TableCache(config.cache_size),
         turns=turns,
-        bot_names=frozenset(bots),
+        bots=bots,
     )
     return Runtime(service, turns, TurnPlayer(service, bots, webhooks))

@@ -1,1 +1,14 @@
-"""Rules of thumb a good player uses, one module per game: pure functions of a seat's view and legal moves."""
+"""Rules of thumb a good player uses, one module per game: pure functions of a seat's view and
+legal moves, each module's `choose` registered here by game id."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from random import Random
+
+from domain.bots import Turn
+from domain.rules import JSON
+
+Heuristic = Callable[[Turn, Random], JSON]
+
+HEURISTICS: dict[str, Heuristic] = {}

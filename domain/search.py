@@ -1,0 +1,136 @@
+"""Information-set Monte Carlo tree search over the rules contract, for every game.
+
+Single-observer ISMCTS (Cowling, Powley and Whitehouse, 2012): each iteration plays one
+determinization, a full state drawn by the game's `sample` from the seat's view alone, down one
+tree shared by all determinizations. A tree node is a sequence of (seat, move) edges, so the same
+tree collects what was learnt in every world the seat cannot tell apart; an edge's statistics are
+kept for the seat that makes the move, and its availability counts how often it was legal when
+its parent was visited, so moves that exist only in some worlds are not favoured for being rare.
+Below the tree, a playout of random legal moves runs for at most `horizon` moves and the game's
+`evaluate` scores where it stopped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from domain.bots import Turn
+from domain.rules import JSON, Rules
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How hard search thinks: `iterations` determinizations, stopping early after `seconds`."""
+
+    iterations: int
+    seconds: float
+    horizon: int
+    """Random moves played below the tree before `evaluate` judges the state."""
+    exploration: float = 0.7
+    """UCB's exploration constant, for rewards in [0, 1]."""
+
+
+LEVELS: dict[str, Budget] = {
+    "easy": Budget(iterations=40, seconds=0.1, horizon=4),
+    "medium": Budget(iterations=200, seconds=0.4, horizon=10),
+    "hard": Budget(iterations=1000, seconds=2.0, horizon=20),
+}
+
+
+@dataclass(eq=False)
+class Node:
+    """The statistics of one edge: a move of `seat`, and the tree below it."""
+
+    seat: int
+    move: JSON
+    visits: int = 0
+    reward: float = 0.0
+    availability: int = 0
+    children: dict[tuple[int, str], Node] = field(default_factory=dict)
+
+    def ucb(self, exploration: float) -> float:
+        return self.reward / self.visits + exploration * math.sqrt(
+            math.log(self.availability) / self.visits
+        )
+
+
+class SearchBot:
+    """Chooses the move most often chosen by ISMCTS within `budget`."""
+
+    def __init__(self, budget: Budget, clock: Callable[[], float] = time.perf_counter) -> None:
+        self.budget = budget
+        self.clock = clock
+
+    def choose(self, turn: Turn, rng: Random) -> JSON:
+        if len(turn.moves) == 1:
+            return turn.moves[0]
+        root = Node(turn.seat, None)
+        deadline = self.clock() + self.budget.seconds
+        for iteration in range(self.budget.iterations):
+            if iteration and self.clock() > deadline:
+                break
+            state = turn.rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
+            self._iterate(turn, root, state, rng)
+        best = max(root.children.values(), key=lambda child: child.visits)
+        return best.move
+
+    def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
+        rules = turn.rules
+        path: list[Node] = []
+        node = root
+        expanded = False
+        while not expanded and rules.result(state) is None:
+            # The root decides only this seat's move; below it the world picks who acts when
+            # several may (a reaction races the next turn), as it is out of this seat's hands.
+            seat = turn.seat if node is root else rng.choice(sorted(rules.to_act(state)))
+            moves = turn.moves if node is root else rules.legal_moves(state, seat)
+            node, expanded = self._select(node, seat, moves, rng)
+            path.append(node)
+            state = play(rules, state, seat, node.move, rng)
+        values = playout(rules, state, self.budget.horizon, rng)
+        for visited in path:
+            visited.visits += 1
+            visited.reward += values[visited.seat]
+
+    def _select(
+        self, node: Node, seat: int, moves: Sequence[JSON], rng: Random
+    ) -> tuple[Node, bool]:
+        """The child to descend into, and whether it is new: an untried move if there is one,
+        else the available child with the best upper confidence bound."""
+        available = []
+        untried = []
+        for move in moves:
+            key = (seat, repr(move))
+            child = node.children.get(key)
+            if child is None:
+                untried.append((key, move))
+            else:
+                child.availability += 1
+                available.append(child)
+        if untried:
+            key, move = rng.choice(untried)
+            child = node.children[key] = Node(seat, move, availability=1)
+            return child, True
+        exploration = self.budget.exploration
+        return max(available, key=lambda child: child.ucb(exploration)), False
+
+
+def play(rules: Rules[Any], state: Any, seat: int, move: JSON, rng: Random) -> Any:
+    for event in rules.decide(state, seat, move, rng):
+        state = rules.evolve(state, event)
+    return state
+
+
+def playout(rules: Rules[Any], state: Any, horizon: int, rng: Random) -> tuple[float, ...]:
+    """Random legal moves for at most `horizon` moves, then the game's own evaluation."""
+    for _ in range(horizon):
+        if rules.result(state) is not None:
+            break
+        seat = rng.choice(sorted(rules.to_act(state)))
+        state = play(rules, state, seat, rng.choice(rules.legal_moves(state, seat)), rng)
+    return rules.evaluate(state)
