@@ -28,6 +28,8 @@ from typing import Any
 import pytest
 import redis
 
+from arena.__main__ import run
+from arena.match import Entrant
 from tests.conftest import TEST_REDIS_URL
 from tests.live import call, free_port
 
@@ -572,3 +574,17 @@ def test_the_http_example_plays_a_seat_to_the_end(stack: Stack) -> None:
     assert len(resumed) >= 2, f"the example's streams: {resumed}"
     assert resumed[0] == "-", "the first stream starts from the start"
     assert all(last.isdigit() for last in resumed[1:]), f"resumed after: {resumed}"
+
+
+def test_the_arena_plays_through_the_service_and_its_games_audit(stack: Stack) -> None:
+    lineup = [Entrant("heuristic"), Entrant("search", "easy")]
+    records = run("pig10", lineup, 2, parallel=2, service=stack.base, seed="e2e")
+    assert [r.seats[0] for r in records] == ["heuristic", "search:easy"]
+    for played in records:
+        assert played.table is not None
+        table = ok(call(stack.base, "GET", f"/v1/tables/{played.table}"))
+        assert (table["result"]["winners"], table["version"]) == (played.winners, played.version)
+        assert [(s["bot"], s["level"]) for s in table["seats"]] == [
+            (Entrant.parse(name).bot, "easy" if "search" in name else None) for name in played.seats
+        ]
+        assert ok(call(stack.base, "GET", f"/v1/tables/{played.table}/audit"))["ok"]

@@ -1,0 +1,158 @@
+"""`python -m arena pig10 search heuristic`: seeded games between bots, and who is stronger.
+
+Each entrant is a bot of the catalogue, `name` or `name:level`, one per seat. The entrants
+rotate through the seats from game to game, so each sits in every seat equally often.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from arena.match import Entrant, GameRecord, Pairing, play_locally, play_through_service, rotated
+from arena.report import chart, table, write_games
+from arena.stats import standings
+from domain.catalogue import BotCatalogue, default_catalogue
+from domain.registry import default_registry
+from domain.rules import JSON
+from domain.table import Tables
+
+
+@functools.cache
+def local() -> tuple[Tables, BotCatalogue]:
+    """The rules and bots of this process, built once per worker process."""
+    registry = default_registry()
+    return Tables(registry), default_catalogue(registry)
+
+
+def play_here(pairing: Pairing) -> GameRecord:
+    return play_locally(pairing, *local())
+
+
+def pairings(
+    game: str, lineup: Sequence[Entrant], games: int, options: Mapping[str, JSON], seed: str
+) -> list[Pairing]:
+    return [
+        Pairing(game, index, seats, options, seed)
+        for index, seats in enumerate(rotated(lineup, games))
+    ]
+
+
+def run(
+    game: str,
+    lineup: Sequence[Entrant],
+    games: int,
+    *,
+    options: Mapping[str, JSON] | None = None,
+    parallel: int = 1,
+    seed: str = "arena",
+    service: str | None = None,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> list[GameRecord]:
+    """Play `games` games of `game` between `lineup` (one entrant per seat), in order of index.
+
+    Local games run in `parallel` processes; through a `service`, `parallel` tables at once."""
+    todo = pairings(game, lineup, games, options or {}, seed)
+    records = []
+    for done, record in enumerate(played(todo, parallel, service), start=1):
+        records.append(record)
+        progress(done, len(todo))
+    return sorted(records, key=lambda record: record.index)
+
+
+def played(todo: list[Pairing], parallel: int, service: str | None) -> Iterator[GameRecord]:
+    if parallel <= 1 and service is None:
+        yield from map(play_here, todo)
+        return
+    executor: Executor
+    if service is None:
+        executor = ProcessPoolExecutor(parallel)
+        futures = [executor.submit(play_here, pairing) for pairing in todo]
+    else:
+        executor = ThreadPoolExecutor(parallel)
+        futures = [executor.submit(play_through_service, pairing, service) for pairing in todo]
+    with executor:
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def progress_bar(description: str) -> Callable[[int, int], None]:
+    """A progress line on stderr, through tqdm when it is installed."""
+    try:
+        from tqdm import tqdm  # noqa: PLC0415 - optional, the arena extra
+    except ImportError:
+
+        def line(done: int, total: int) -> None:
+            print(f"\r{description}: {done}/{total} games", end="", file=sys.stderr)
+            if done == total:
+                print(file=sys.stderr)
+
+        return line
+    bar = None
+
+    def advance(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = tqdm(total=total, desc=description, unit="game")
+        bar.update(1)
+        if done == total:
+            bar.close()
+
+    return advance
+
+
+def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    catalogue = default_catalogue(default_registry())
+    known = ", ".join(
+        f"{info.name}" + (f" ({'/'.join(info.levels)})" if info.levels else "")
+        for info in catalogue
+    )
+    parser = argparse.ArgumentParser(
+        prog="python -m arena", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("game", choices=default_registry().ids())
+    parser.add_argument(
+        "entrants", nargs="+", type=Entrant.parse, help=f"one per seat: name or name:level; {known}"
+    )
+    parser.add_argument("-n", "--games", type=int, default=100, help="games to play (default 100)")
+    parser.add_argument("--options", type=json.loads, default={}, help="the game's options, JSON")
+    parser.add_argument(
+        "-j", "--parallel", type=int, default=os.cpu_count() or 1, help="processes (or tables)"
+    )
+    parser.add_argument("--seed", default="arena", help="the games' seeds derive from it")
+    parser.add_argument(
+        "--service", help="play through the service at this URL, e.g. http://127.0.0.1:8000"
+    )
+    parser.add_argument("--games-out", type=Path, help="write every game's result (.csv or .json)")
+    parser.add_argument("--chart", type=Path, help="write a PNG chart of the ratings")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = arguments(argv)
+    records = run(
+        args.game,
+        args.entrants,
+        args.games,
+        options=args.options,
+        parallel=args.parallel,
+        seed=args.seed,
+        service=args.service,
+        progress=progress_bar(args.game),
+    )
+    results = standings(records)
+    print(table(results))
+    if args.games_out:
+        write_games(records, args.games_out)
+    if args.chart:
+        chart(results, f"{args.game}: {len(records)} games", args.chart)
+
+
+if __name__ == "__main__":
+    main()

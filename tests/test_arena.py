@@ -1,0 +1,110 @@
+"""The arena: seat rotation, reproducible local games, the statistics, and what it writes."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from arena.__main__ import main, run
+from arena.match import Entrant, GameRecord, rotated
+from arena.report import chart, table, write_games
+from arena.stats import bradley_terry, p_above, standings, wilson
+
+RANDOM = Entrant("random")
+HEURISTIC = Entrant("heuristic")
+
+
+def test_entrants_parse_with_and_without_a_level() -> None:
+    assert Entrant.parse("search:hard") == Entrant("search", "hard")
+    assert Entrant.parse("random") == Entrant("random")
+    assert str(Entrant("search", "easy")) == "search:easy"
+
+
+def test_rotation_sits_every_entrant_in_every_seat_equally() -> None:
+    lineup = [Entrant("search"), RANDOM, RANDOM]
+    seatings = rotated(lineup, 6)
+    for seat in range(3):
+        assert Counter(str(seating[seat]) for seating in seatings) == {"search": 2, "random": 4}
+    assert all(Counter(map(str, seating)) == {"search": 1, "random": 2} for seating in seatings)
+
+
+def test_wilson_interval_matches_the_textbook() -> None:
+    low, high = wilson(50, 100)
+    assert (round(low, 4), round(high, 4)) == (0.4038, 0.5962)
+    assert wilson(0, 10)[0] == 0.0
+    assert wilson(10, 10)[1] == 1.0
+
+
+def test_p_value_is_small_only_for_a_real_edge() -> None:
+    assert p_above(200, 400, 0.5) > 0.4
+    assert p_above(230, 400, 0.5) < 0.01
+    assert p_above(120, 400, 0.25) < 0.05 < p_above(110, 400, 0.25)
+
+
+def test_bradley_terry_recovers_three_to_one_odds() -> None:
+    outcomes = [("a", "b", 1.0)] * 300 + [("a", "b", 0.0)] * 100
+    ratings = bradley_terry(outcomes)
+    assert ratings["a"] == pytest.approx(-ratings["b"])
+    # Odds of 3 are 400 * log10(3) = 191 Elo points; the virtual draws pull it in a little.
+    assert 180 < ratings["a"] - ratings["b"] < 191
+
+
+def record(index: int, seats: list[str], shares: list[float]) -> GameRecord:
+    winners = [seat for seat, share in enumerate(shares) if share]
+    return GameRecord("pig10", index, seats, winners, [0] * len(seats), shares, 10)
+
+
+def test_standings_rank_the_entrant_that_wins_more() -> None:
+    records = [
+        record(index, ["strong", "weak", "weak"], [1.0, 0.0, 0.0] if index % 3 else [0, 1.0, 0])
+        for index in range(300)
+    ]
+    strong, weak = standings(records)
+    assert (strong.entrant, strong.seats, strong.fair) == ("strong", 300, pytest.approx(1 / 3))
+    assert strong.rate == pytest.approx(2 / 3)
+    assert strong.p_value < 1e-6
+    assert strong.low < strong.rate < strong.high
+    assert weak.seats == 600
+    assert weak.rate == pytest.approx(1 / 6)
+    assert weak.p_value > 0.99
+    assert strong.rating > 0 > weak.rating
+    assert table([strong, weak]).splitlines()[2].startswith("| strong | 300 | 66.7% |")
+
+
+def test_local_games_are_reproducible_and_rotate() -> None:
+    first = run("pig10", [HEURISTIC, RANDOM], 6, seed="repeat")
+    again = run("pig10", [HEURISTIC, RANDOM], 6, parallel=2, seed="repeat")
+    assert [(r.scores, r.seats) for r in first] == [(r.scores, r.seats) for r in again]
+    assert [r.index for r in first] == list(range(6))
+    assert [r.seats for r in first[:2]] == [["heuristic", "random"], ["random", "heuristic"]]
+    for played in first:
+        assert sum(played.shares) == pytest.approx(1)
+        assert len(played.thinking) == 2
+    other = run("pig10", [HEURISTIC, RANDOM], 6, seed="other")
+    assert [r.scores for r in other] != [r.scores for r in first]
+
+
+def test_games_and_chart_are_written(tmp_path: Path) -> None:
+    records = run("krumme10", [RANDOM, HEURISTIC, RANDOM], 3, options={"variant": "showdown"})
+    write_games(records, tmp_path / "games.csv")
+    rows = list(csv.DictReader((tmp_path / "games.csv").open()))
+    assert [row["seats"] for row in rows] == [" ".join(r.seats) for r in records]
+    write_games(records, tmp_path / "games.json")
+    assert json.loads((tmp_path / "games.json").read_text())[0]["scores"] == records[0].scores
+    chart(standings(records), "krumme10", tmp_path / "ratings.png")
+    assert (tmp_path / "ratings.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_command_prints_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "games.json"
+    main(["rollnbump", "heuristic", "random", "-n", "4", "-j", "1", "--games-out", str(out)])
+    printed = capsys.readouterr().out
+    assert printed.startswith("| bot | seats | win rate |")
+    assert {"heuristic", "random"} <= {line.split(" | ")[0][2:] for line in printed.splitlines()}
+    assert len(json.loads(out.read_text())) == 4
+    assert not math.isnan(sum(json.loads(out.read_text())[0]["shares"]))

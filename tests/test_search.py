@@ -1,0 +1,121 @@
+"""The search bot: it sees only its seat's view, plans in sampled worlds, and keeps its budget."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterator, Mapping
+from random import Random
+from typing import Any
+
+import pytest
+
+from domain.bots import Turn
+from domain.dice import rng_at
+from domain.registry import AnyRules, default_registry
+from domain.rules import JSON
+from domain.search import LEVELS, Budget, SearchBot
+
+REGISTRY = default_registry()
+GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
+TEST_BUDGET = Budget(iterations=40, seconds=math.inf, horizon=6)
+"""No time limit, so a choice depends on nothing but its inputs and seed."""
+
+
+def decisions(rules: AnyRules, seed: int) -> Iterator[tuple[Any, int, int, Mapping[str, JSON]]]:
+    """States of a seeded random game where the seat to act has a real choice."""
+    players = rules.info.min_players + seed % 2
+    options = rules.info.resolve_options(players, {})
+    chance = b"search" + seed.to_bytes(4, "big")
+    state = rules.initial_state(players, options)
+    for event in rules.setup(players, options, rng_at(chance, (), 0)):
+        state = rules.evolve(state, event)
+    choices = Random(seed)
+    for step in itertools.count(1):
+        if rules.result(state) is not None:
+            return
+        seat = choices.choice(sorted(rules.to_act(state)))
+        moves = rules.legal_moves(state, seat)
+        if len(moves) > 1:
+            yield state, seat, players, options
+        for event in rules.decide(state, seat, choices.choice(moves), rng_at(chance, (), step)):
+            state = rules.evolve(state, event)
+
+
+def turn_at(rules: AnyRules, state: Any, seat: int, players: int, options: Any) -> Turn:
+    return Turn(
+        rules, seat, players, options, rules.view(state, seat), rules.legal_moves(state, seat)
+    )
+
+
+class Sampling:
+    """The rules, recording every world the bot samples."""
+
+    def __init__(self, rules: AnyRules) -> None:
+        self.rules = rules
+        self.samples: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rules, name)
+
+    def sample(self, *args: Any) -> Any:
+        world = self.rules.sample(*args)
+        self.samples.append(world)
+        return world
+
+
+@pytest.mark.parametrize("rules", GAMES)
+def test_worlds_the_seat_cannot_tell_apart_get_the_same_move(rules: AnyRules) -> None:
+    """The bot is given only the view, so two true states that look the same to the seat must
+    get the same move for the same seed; and it plans in sampled worlds, not the true one."""
+    bot = SearchBot(TEST_BUDGET)
+    twins = 0
+    for index, (state, seat, players, options) in enumerate(decisions(rules, 3)):
+        if index % 5:
+            continue
+        twin = rules.conceal(state, seat, Random(index))
+        if twin == state:
+            continue
+        twins += 1
+        assert rules.view(twin, seat) == rules.view(state, seat)
+        sampling = Sampling(rules)
+        real = turn_at(sampling, state, seat, players, options)  # type: ignore[arg-type]
+        chosen = bot.choose(real, Random(index))
+        assert chosen == bot.choose(turn_at(rules, twin, seat, players, options), Random(index))
+        assert chosen in real.moves
+        assert len(sampling.samples) == TEST_BUDGET.iterations
+        assert any(world != state for world in sampling.samples), "it plans in sampled worlds"
+        if twins == 4:
+            return
+    assert twins, "the game never had a decision with anything hidden"
+
+
+@pytest.mark.parametrize("rules", GAMES)
+def test_every_level_chooses_a_legal_move(rules: AnyRules) -> None:
+    state, seat, players, options = next(decisions(rules, 5))
+    turn = turn_at(rules, state, seat, players, options)
+    for level in LEVELS:
+        easy = Budget(iterations=min(LEVELS[level].iterations, 20), seconds=math.inf, horizon=3)
+        assert SearchBot(easy).choose(turn, Random(level)) in turn.moves
+
+
+def test_a_single_legal_move_is_played_without_searching() -> None:
+    rules = REGISTRY["pig10"]
+    sampling = Sampling(rules)
+    state, seat, players, options = next(decisions(rules, 1))
+    only = rules.legal_moves(state, seat)[:1]
+    turn = Turn(sampling, seat, players, options, rules.view(state, seat), only)  # type: ignore[arg-type]
+    assert SearchBot(TEST_BUDGET).choose(turn, Random(0)) == only[0]
+    assert sampling.samples == []
+
+
+def test_the_time_budget_stops_the_search() -> None:
+    rules = REGISTRY["krumme10"]
+    ticks = itertools.count(step=0.1)
+    sampling = Sampling(rules)
+    state, seat, players, options = next(decisions(rules, 2))
+    turn = turn_at(sampling, state, seat, players, options)  # type: ignore[arg-type]
+    bot = SearchBot(Budget(iterations=1000, seconds=0.25, horizon=4), clock=lambda: next(ticks))
+    assert bot.choose(turn, Random(0)) in turn.moves
+    # The deadline is read once at the start and once before every iteration after the first.
+    assert len(sampling.samples) == 3
