@@ -74,6 +74,14 @@ def _with(
     return (*items[:seat], value, *items[seat + 1 :])
 
 
+def out_of_play(state: State) -> tuple[int, ...]:
+    """Count per value of the cards in won piles: the deck less every hand, the draw pile and
+    the pile. Each of them was shown face up when its pile was won."""
+    in_play = [card for hand in state.hands for card in hand] + [p.card for p in state.pile]
+    left = multiset.without(DECK_COUNTS, in_play)
+    return tuple(count - drawable for count, drawable in zip(left, state.draw_pile, strict=True))
+
+
 def modes_for(state: State, card: int) -> tuple[str, ...]:
     """The modes in which `card` may be played onto the current pile, in a stable order."""
     if card == FROG:
@@ -232,6 +240,7 @@ class Pig10:
             "pile": [{"seat": played.seat, "card": played.card} for played in state.pile],
             "pile_value": state.pile_value,
             "won": list(state.won),
+            "out_of_play": list(out_of_play(state)),
             "turn": state.turn,
         }
         if seat is not None:

@@ -566,9 +566,15 @@ SECRET = position([1, 2, 3], [4, 5, 6], [7, 8, 9], pile=[(2, 4)], value=4, draw=
 
 
 def other_cards(state: State, seat: int | None) -> State:
-    """`state` with every card hidden from `seat` replaced, keeping all sizes."""
-    hands = tuple(hand if s == seat else (5,) * len(hand) for s, hand in enumerate(state.hands))
-    return replace(state, hands=hands, draw_pile=counts([1] * state.draw_pile_size))
+    """`state` with the cards hidden from `seat` dealt again in order of value, keeping all
+    sizes (and the deck: the cards out of play are public)."""
+    hidden = [s for s in range(state.players) if s != seat]
+    draw = [value for value, count in enumerate(state.draw_pile) for _ in range(count)]
+    pool = sorted([card for s in hidden for card in state.hands[s]] + draw)
+    hands = list(state.hands)
+    for s in hidden:
+        hands[s], pool = tuple(pool[: len(hands[s])]), pool[len(hands[s]) :]
+    return replace(state, hands=tuple(hands), draw_pile=counts(pool))
 
 
 @pytest.mark.parametrize("seat", [0, 1, 2])
@@ -611,3 +617,19 @@ def test_redact_leaves_public_events_alone() -> None:
     public = [e for e in events if e.type != "CardDrawn"]
     assert public
     assert all(RULES.redact(e, seat) == e for e in public for seat in (0, 1, None))
+
+
+def test_view_counts_the_cards_of_won_piles() -> None:
+    """`out_of_play` adds up every pile won so far, as the public `PileWon` events show it."""
+    rng = Random(SEED)
+    _, state = dealt(4, SEED)
+    out = [0] * 11
+    while to_act := RULES.to_act(state):
+        (seat,) = to_act
+        events = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+        state = fold(state, events)
+        for won in of_type(events, "PileWon"):
+            out = [count + won["cards"].count(value) for value, count in enumerate(out)]
+        for observer in (seat, None):
+            assert RULES.view(state, observer)["out_of_play"] == out
+    assert sum(out) == sum(state.won)
