@@ -566,9 +566,15 @@ SECRET = position([1, 2, 3], [4, 5, 6], [7, 8, 9], pile=[(2, 4)], value=4, draw=
 
 
 def other_cards(state: State, seat: int | None) -> State:
-    """`state` with every card hidden from `seat` replaced, keeping all sizes."""
-    hands = tuple(hand if s == seat else (5,) * len(hand) for s, hand in enumerate(state.hands))
-    return replace(state, hands=hands, draw_pile=counts([1] * state.draw_pile_size))
+    """`state` with the cards hidden from `seat` dealt again in order of value, keeping all
+    sizes (and the deck: the cards out of play are public)."""
+    hidden = [s for s in range(state.players) if s != seat]
+    draw = [value for value, count in enumerate(state.draw_pile) for _ in range(count)]
+    pool = sorted([card for s in hidden for card in state.hands[s]] + draw)
+    hands = list(state.hands)
+    for s in hidden:
+        hands[s], pool = tuple(pool[: len(hands[s])]), pool[len(hands[s]) :]
+    return replace(state, hands=tuple(hands), draw_pile=counts(pool))
 
 
 @pytest.mark.parametrize("seat", [0, 1, 2])
@@ -611,3 +617,103 @@ def test_redact_leaves_public_events_alone() -> None:
     public = [e for e in events if e.type != "CardDrawn"]
     assert public
     assert all(RULES.redact(e, seat) == e for e in public for seat in (0, 1, None))
+
+
+def test_view_counts_the_cards_of_won_piles() -> None:
+    """`out_of_play` adds up every pile won so far, as the public `PileWon` events show it."""
+    rng = Random(SEED)
+    _, state = dealt(4, SEED)
+    out = [0] * 11
+    while to_act := RULES.to_act(state):
+        (seat,) = to_act
+        events = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+        state = fold(state, events)
+        for won in of_type(events, "PileWon"):
+            out = [count + won["cards"].count(value) for value, count in enumerate(out)]
+        for observer in (seat, None):
+            assert RULES.view(state, observer)["out_of_play"] == out
+    assert sum(out) == sum(state.won)
+
+
+# --- sampling a seat's view ----------------------------------------------------------------------
+
+# Seat 0 holds two 10s and sees one on the pile; one was won: no other hand can hold a 10.
+TENS_SEEN = position(
+    [10, 10, 3],
+    [0, 1, 2],
+    [4, 6, 9],
+    pile=[(1, 0), (2, 10)],
+    value=10,
+    draw=[1, 2, 3, 4, 6, 7, 8],
+    won=(2, 0, 0),
+)
+
+
+def sampled(state: State, seat: int, seed: int) -> State:
+    view = RULES.view(state, seat)
+    options = RULES.info.resolve_options(state.players, {})
+    return RULES.sample(state.players, options, view, seat, Random(seed))
+
+
+def test_sample_draws_hidden_cards_only_from_unseen_ones() -> None:
+    # Cards left for the other hands and the draw pile: exactly those nobody has shown seat 0.
+    hidden = counts([0, 1, 2, 4, 6, 9, 1, 2, 3, 4, 6, 7, 8])
+    for seed in range(40):
+        sample = sampled(TENS_SEEN, 0, seed)
+        others = [card for hand in sample.hands[1:] for card in hand]
+        assert 10 not in others
+        assert tuple(a + b for a, b in zip(counts(others), sample.draw_pile, strict=True)) == hidden
+
+
+def test_sample_keeps_what_the_seat_sees_and_redraws_the_rest() -> None:
+    samples = [sampled(TENS_SEEN, 0, seed) for seed in range(20)]
+    for sample in samples:
+        assert sample.hands[0] == TENS_SEEN.hands[0]
+        assert [len(hand) for hand in sample.hands] == [3, 3, 3]
+        assert (sample.pile, sample.pile_value, sample.won) == (
+            TENS_SEEN.pile,
+            TENS_SEEN.pile_value,
+            TENS_SEEN.won,
+        )
+        assert (sample.turn, sample.started) == (TENS_SEEN.turn, True)
+    assert len({sample.hands for sample in samples}) > 10
+
+
+def test_sample_of_a_deal_and_of_the_last_cards() -> None:
+    """At the deal every other card is unseen; at the end only one hand is left to fill."""
+    _, state = dealt(5, SEED)
+    sample = sampled(state, 2, 7)
+    assert RULES.view(sample, 2) == RULES.view(state, 2)
+    assert sample.draw_pile_size == 65
+    last = position([], [4], [], pile=[(0, 3)], value=3, turn=1, won=(70, 0, 6))
+    assert sampled(last, 1, 7) == last
+    assert sampled(last, 0, 7).hands[1] == (4,)
+
+
+# --- evaluating a position -----------------------------------------------------------------------
+
+
+def test_evaluate_splits_the_win_evenly_between_equals() -> None:
+    _, state = dealt(4, SEED)
+    assert RULES.evaluate(state) == pytest.approx((0.25,) * 4)
+    level = position([1, 2], [3, 4], [6], won=(20, 20, 20), turn=0)
+    assert RULES.evaluate(level) == pytest.approx((1 / 3,) * 3)
+
+
+def test_evaluate_favours_the_leader_the_more_the_nearer_the_end() -> None:
+    early = position([1, 2, 3], [3, 4, 6], draw=[7] * 60, won=(8, 2))
+    late = position([1], [3], won=(8, 2))
+    for state in (early, late):
+        shares = RULES.evaluate(state)
+        assert shares[0] > 0.5 > shares[1]
+    assert RULES.evaluate(late)[0] > 0.95 > RULES.evaluate(early)[0]
+
+
+def test_evaluate_ranks_seats_by_cards_won() -> None:
+    shares = RULES.evaluate(position([1], [2], [3], [4], won=(3, 9, 0, 6), draw=[5] * 10))
+    assert shares[1] > shares[3] > shares[0] > shares[2]
+
+
+def test_evaluate_of_a_finished_game_is_its_result() -> None:
+    after, _ = play(position([], [], [2], turn=2, won=(6, 6, 2)), 2, 2)
+    assert RULES.evaluate(after) == (0.5, 0.5, 0.0)
