@@ -6,8 +6,10 @@ tree shared by all determinizations. A tree node is a sequence of (seat, move) e
 tree collects what was learnt in every world the seat cannot tell apart; an edge's statistics are
 kept for the seat that makes the move, and its availability counts how often it was legal when
 its parent was visited, so moves that exist only in some worlds are not favoured for being rare.
-Below the tree, a playout of random legal moves runs for at most `horizon` moves and the game's
-`evaluate` scores where it stopped.
+Below the tree, a playout runs for at most `horizon` moves and the game's `evaluate` scores
+where it stopped. Playout moves come from the game's heuristic where it has one (mixed with
+random moves, so that a playout does not always take the same path): a playout that plays like a
+sensible player says more about a move than one that plays at random.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from random import Random
 from typing import Any
 
 from domain.bots import Turn
+from domain.heuristics import HEURISTICS, Heuristic
 from domain.rules import JSON, Rules
 
 
@@ -33,6 +36,8 @@ class Budget:
     """Random moves played below the tree before `evaluate` judges the state."""
     exploration: float = 0.7
     """UCB's exploration constant, for rewards in [0, 1]."""
+    wander: float = 0.1
+    """How often a playout move is random rather than the heuristic's."""
 
 
 LEVELS: dict[str, Budget] = {
@@ -92,7 +97,7 @@ class SearchBot:
             node, expanded = self._select(node, seat, moves, rng)
             path.append(node)
             state = play(rules, state, seat, node.move, rng)
-        values = playout(rules, state, self.budget.horizon, rng)
+        values = self._playout(turn, state, rng)
         for visited in path:
             visited.visits += 1
             visited.reward += values[visited.seat]
@@ -120,17 +125,25 @@ class SearchBot:
         return max(available, key=lambda child: child.ucb(exploration)), False
 
 
+    def _playout(self, turn: Turn, state: Any, rng: Random) -> tuple[float, ...]:
+        """At most `horizon` moves, then the game's own evaluation."""
+        rules = turn.rules
+        heuristic: Heuristic | None = HEURISTICS.get(rules.info.id)
+        for _ in range(self.budget.horizon):
+            if rules.result(state) is not None:
+                break
+            seat = rng.choice(sorted(rules.to_act(state)))
+            moves = rules.legal_moves(state, seat)
+            if heuristic is None or len(moves) == 1 or rng.random() < self.budget.wander:
+                move = rng.choice(moves)
+            else:
+                view = rules.view(state, seat)
+                move = heuristic(Turn(rules, seat, turn.players, turn.options, view, moves), rng)
+            state = play(rules, state, seat, move, rng)
+        return rules.evaluate(state)
+
+
 def play(rules: Rules[Any], state: Any, seat: int, move: JSON, rng: Random) -> Any:
     for event in rules.decide(state, seat, move, rng):
         state = rules.evolve(state, event)
     return state
-
-
-def playout(rules: Rules[Any], state: Any, horizon: int, rng: Random) -> tuple[float, ...]:
-    """Random legal moves for at most `horizon` moves, then the game's own evaluation."""
-    for _ in range(horizon):
-        if rules.result(state) is not None:
-            break
-        seat = rng.choice(sorted(rules.to_act(state)))
-        state = play(rules, state, seat, rng.choice(rules.legal_moves(state, seat)), rng)
-    return rules.evaluate(state)

@@ -65,7 +65,8 @@ def test_standings_rank_the_entrant_that_wins_more() -> None:
         for index in range(300)
     ]
     strong, weak = standings(records)
-    assert (strong.entrant, strong.seats, strong.fair) == ("strong", 300, pytest.approx(1 / 3))
+    assert (strong.entrant, strong.seats) == ("strong", 300)
+    assert strong.fair == pytest.approx(1 / 3)
     assert strong.rate == pytest.approx(2 / 3)
     assert strong.p_value < 1e-6
     assert strong.low < strong.rate < strong.high

@@ -79,7 +79,7 @@ def test_worlds_the_seat_cannot_tell_apart_get_the_same_move(rules: AnyRules) ->
         twins += 1
         assert rules.view(twin, seat) == rules.view(state, seat)
         sampling = Sampling(rules)
-        real = turn_at(sampling, state, seat, players, options)  # type: ignore[arg-type]
+        real = turn_at(sampling, state, seat, players, options)
         chosen = bot.choose(real, Random(index))
         assert chosen == bot.choose(turn_at(rules, twin, seat, players, options), Random(index))
         assert chosen in real.moves
@@ -104,7 +104,7 @@ def test_a_single_legal_move_is_played_without_searching() -> None:
     sampling = Sampling(rules)
     state, seat, players, options = next(decisions(rules, 1))
     only = rules.legal_moves(state, seat)[:1]
-    turn = Turn(sampling, seat, players, options, rules.view(state, seat), only)  # type: ignore[arg-type]
+    turn = Turn(sampling, seat, players, options, rules.view(state, seat), only)
     assert SearchBot(TEST_BUDGET).choose(turn, Random(0)) == only[0]
     assert sampling.samples == []
 
@@ -114,7 +114,7 @@ def test_the_time_budget_stops_the_search() -> None:
     ticks = itertools.count(step=0.1)
     sampling = Sampling(rules)
     state, seat, players, options = next(decisions(rules, 2))
-    turn = turn_at(sampling, state, seat, players, options)  # type: ignore[arg-type]
+    turn = turn_at(sampling, state, seat, players, options)
     bot = SearchBot(Budget(iterations=1000, seconds=0.25, horizon=4), clock=lambda: next(ticks))
     assert bot.choose(turn, Random(0)) in turn.moves
     # The deadline is read once at the start and once before every iteration after the first.

@@ -1,5 +1,5 @@
-"""Rules of thumb a good player uses, one module per game: pure functions of a seat's view and
-legal moves, each module's `choose` registered here by game id."""
+"""Rules of thumb a good player uses, one module per game: pure functions of a seat's view
+and legal moves, each module's `choose` registered here by game id."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from collections.abc import Callable
 from random import Random
 
 from domain.bots import Turn
+from domain.heuristics import pig10
 from domain.rules import JSON
 
 Heuristic = Callable[[Turn, Random], JSON]
 
-HEURISTICS: dict[str, Heuristic] = {}
+HEURISTICS: dict[str, Heuristic] = {"pig10": pig10.choose}
