@@ -121,6 +121,22 @@ CARD_POINTS = CardPointsOption(
     f"kinds {', '.join(POINT_KEYS)}; a kind left out keeps its default.",
 )
 
+
+def kind_points(options: Mapping[str, JSON]) -> tuple[int, ...]:
+    """Points per kind (index `kind`), then the joker's (index `JOKER`), from the options."""
+    return _kind_points(options.get(CARD_POINTS.name, CARD_POINTS.default))
+
+
+@cache
+def _kind_points(text: str) -> tuple[int, ...]:
+    points = parse_points(text)
+    singles = points["single"]
+    return (
+        *(singles if kind < PAIR else points[KINDS[kind]] for kind in range(JOKER)),
+        points["joker"],
+    )
+
+
 MOST_CARDS = max(stacks * size for stacks, size in STACKS.values())
 """Every player count deals 36 cards into stacks: no seat can win more."""
 BEST_SETS = 3 * set_bonus(CARDS_PER_COLOUR) + set_bonus(1)
@@ -308,14 +324,10 @@ class RollnBump:
     info = INFO
 
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
-        points = parse_points(options.get(CARD_POINTS.name, CARD_POINTS.default))
-        kind_points = tuple(
-            points["single"] if kind < PAIR else points[KINDS[kind]] for kind in range(JOKER)
-        )
         stacks, _ = STACKS[players]
         return State(
             players=players,
-            points=(*kind_points, points["joker"]),
+            points=kind_points(options),
             tops=(None,) * stacks,
             face_down=(0,) * stacks,
             claims=(None,) * stacks,
@@ -723,9 +735,60 @@ class RollnBump:
         # Face-down cards are drawn only when turned up, so there is nothing to re-draw.
         return state
 
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        # The view shows the whole state (see the module doc), so nothing is drawn: every card
+        # ever turned up is face up or won, the rest are unseen. Only the turn counter is not
+        # shown; the rules need just whether this is the first or second turn, which
+        # `dice_count` tells, so the sample takes the fewest turns the view allows.
+        stacks = view["stacks"]
+        tops = tuple(
+            None if stack["card"] is None else CARD_NUMBERS[stack["card"]] for stack in stacks
+        )
+        won = tuple(tuple(CARD_NUMBERS[card] for card in cards) for cards in view["won"])
+        unseen = ALL_CARDS
+        for card in (*tops, *(card for cards in won for card in cards)):
+            if card is not None:
+                unseen &= ~(1 << card)
+        white_die, joker = view["white_die"], view["joker"]
+        dice_count = view["dice_count"]
+        first_round = FIRST_ROUND_DICE.index(dice_count) if dice_count in FIRST_ROUND_DICE else None
+        return State(
+            players=players,
+            points=kind_points(options),
+            tops=tops,
+            face_down=tuple(stack["face_down"] for stack in stacks),
+            claims=tuple(_claim_of(stack["claim"]) for stack in stacks),
+            unseen=unseen,
+            won=won,
+            white_spot=_claim_of(view["white_spot"]),
+            white_holder=white_die["holder"],
+            white_value=white_die["value"],
+            joker_holder=joker["holder"],
+            joker_colour=None if joker["colour"] is None else COLOURS.index(joker["colour"]),
+            turn=view["turn"],
+            turns=len(FIRST_ROUND_DICE) + 1 if first_round is None else first_round + 1,
+            dice_count=dice_count,
+            dice=tuple(view["dice"]),
+            rolls=view["rolls"],
+            claiming=view["step"] == STEP_CLAIM,
+            over=view["turn"] is None,
+        )
+
 
 def _claim_json(claim: Claim | None) -> JSON:
     return None if claim is None else {"seat": claim.seat, "dice": list(claim.dice)}
+
+
+def _claim_of(claim: JSON) -> Claim | None:
+    """The `Claim` a view shows as `_claim_json`."""
+    return None if claim is None else Claim(claim["seat"], tuple(claim["dice"]))
 
 
 def _draw(state: State, rng: Random) -> str:
