@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import product
+from math import exp
 from random import Random
 from typing import TypeVar
 
@@ -44,6 +45,8 @@ FIRST_ROUND_DICE = (3, 4)
 """Dice of the first and second turn of the game; every later turn rolls all five."""
 ROLLS = 3
 FACES = range(1, 7)
+WHITE_DIE_MEAN = sum(FACES) / len(FACES)
+"""The white die's scoring roll on average: what holding it at the end is worth."""
 
 POINT_KEYS = ("single", "pair", "triple", "quad", "run-3", "run-4", "run-5", "joker")
 DEFAULT_POINTS: Mapping[str, int] = {
@@ -59,6 +62,13 @@ DEFAULT_POINTS: Mapping[str, int] = {
 MAX_POINTS = 100
 JOKER = len(KINDS)
 """Index of the joker in a `State.points` tuple, after the twelve kinds."""
+
+EVAL_TEMPERATURE_END = 3.0
+EVAL_TEMPERATURE_SPAN = 4.0
+"""`evaluate`'s softmax temperature in points: END when the game is about to end, plus SPAN
+times the share of the game still to play."""
+EVAL_CLAIM_SURVIVAL = 0.7
+"""How likely `evaluate` takes a claim to outlast one opponent's turn."""
 
 STEP_ROLL, STEP_CLAIM = "roll", "claim"
 ROLL, CLAIM, CLAIM_WHITE_SPOT, CLAIM_JOKER, USE_WHITE_DIE, END_TURN = (
@@ -731,6 +741,17 @@ class RollnBump:
             winners=winners_by(scores, highest=True), scores=scores, details={"parts": parts}
         )
 
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        if (result := self.result(state)) is not None:
+            return result.shares()
+        standing = [_expected_score(state, seat) for seat in range(state.players)]
+        # The fewer cards the game has left, the less the standing can still change.
+        temperature = EVAL_TEMPERATURE_END + EVAL_TEMPERATURE_SPAN * _game_left(state)
+        best = max(standing)
+        weights = [exp((score - best) / temperature) for score in standing]
+        total = sum(weights)
+        return tuple(weight / total for weight in weights)
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         # Face-down cards are drawn only when turned up, so there is nothing to re-draw.
         return state
@@ -784,6 +805,39 @@ class RollnBump:
 
 def _claim_json(claim: Claim | None) -> JSON:
     return None if claim is None else {"seat": claim.seat, "dice": list(claim.dice)}
+
+
+def _game_left(state: State) -> float:
+    """How much of the game is left, 1 at the start to 0 at the end: the cards left in the stack
+    whose emptying ends the game, over the cards a stack starts with."""
+    depths = sorted(
+        down + (card is not None) for card, down in zip(state.tops, state.face_down, strict=True)
+    )
+    return depths[EMPTY_STACKS_TO_END[state.players] - 1] / STACKS[state.players][1]
+
+
+def _expected_score(state: State, seat: int) -> float:
+    """`seat`'s score if the game ended now, plus what its dice are likely to win: each card
+    under them counts as far as the claim is likely to survive the turns before `seat`
+    collects it, and the white die (held or claimed) as the mean of its scoring roll."""
+    counts = state.colour_counts(seat)
+    sets = sum(set_bonus(count) for count in counts)
+    score = state.score(seat)
+    # Every seat from the one to move up to `seat` may still bump `seat`'s dice; all the
+    # others may bump the dice the seat to move places now.
+    to_move = seat if state.turn is None else state.turn
+    bumpers = (seat - to_move) % state.players or state.players - 1
+    survival = EVAL_CLAIM_SURVIVAL**bumpers
+    claimed = 0.0
+    for card, claim in zip(state.tops, state.claims, strict=True):
+        if claim is not None and claim.seat == seat and card is not None:
+            claimed += state.points[card % CARDS_PER_COLOUR]
+            counts[card // CARDS_PER_COLOUR] += 1
+    claimed += sum(set_bonus(count) for count in counts) - sets
+    if state.white_spot is not None and state.white_spot.seat == seat:
+        claimed += WHITE_DIE_MEAN
+    held = WHITE_DIE_MEAN if state.white_holder == seat else 0
+    return score + held + survival * claimed
 
 
 def _claim_of(claim: JSON) -> Claim | None:

@@ -1091,7 +1091,7 @@ def test_legal_claims_are_exactly_the_fitting_better_ones(
         assert broken_rule(state, 0, claim(0, *subset)) in {"card-pattern", "bump-higher"}
 
 
-# --- sampling a state from a view ----------------------------------------------------------------
+# --- sampling a state from a view, evaluating a position -----------------------------------------
 
 
 def sampled(state: State, seat: int = 0) -> State:
@@ -1141,3 +1141,33 @@ def test_a_sample_plays_on_as_the_real_game(turns: int, dice_count: int) -> None
     sampled_after, _ = act(sampled_after, 0, END)
     assert RULES.view(sampled_after, 1) == RULES.view(after, 1)
     assert RULES.legal_moves(sampled_after, 1) == RULES.legal_moves(after, 1)
+
+
+def test_evaluation_is_the_result_once_over() -> None:
+    state = game_over([["red-pair"], ["red-quad"], ["blue-quad"]])
+    assert RULES.evaluate(state) == (0.0, 0.5, 0.5)
+
+
+def test_the_leader_gets_the_largest_share_and_more_near_the_end() -> None:
+    won = [["red-quad", "red-triple"], ["blue-pair"]]
+    early = position(["red-pair", "blue-run-3"], players=2, face_down=[5, 5], won=won)
+    late = replace(early, face_down=(5, 0))
+    early_shares, late_shares = RULES.evaluate(early), RULES.evaluate(late)
+    assert early_shares[0] > early_shares[1]
+    assert late_shares[0] > early_shares[0]
+    assert sum(late_shares) == pytest.approx(1)
+
+
+def test_equal_scores_share_evenly() -> None:
+    state = position(["red-pair"], won=[["red-pair"], ["blue-pair"], ["black-pair"]])
+    assert RULES.evaluate(state) == pytest.approx((1 / 3,) * 3)
+
+
+def test_cards_under_ones_dice_and_the_white_die_count_for_something() -> None:
+    even = position(["red-quad", "blue-pair"], turn=2)
+    claimed = replace(even, claims=(Claim(0, (2, 2, 2, 2)), None))
+    holding = replace(even, white_holder=1)
+    assert RULES.evaluate(claimed)[0] > 1 / 3
+    assert RULES.evaluate(holding)[1] > 1 / 3
+    # Placed by the seat to move, a claim must outlast both opponents' turns, not one.
+    assert RULES.evaluate(replace(claimed, turn=0))[0] < RULES.evaluate(claimed)[0]
