@@ -279,7 +279,8 @@ def claims_for(kind: int, dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def _without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
+def dice_without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
+    """`dice` less one die of each value in `used`."""
     remaining = list(dice)
     for die in used:
         remaining.remove(die)
@@ -393,14 +394,14 @@ class RollnBump:
                 return replace(
                     state,
                     claims=_with(state.claims, data["stack"], claim),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "WhiteSpotClaimed":
                 return replace(
                     state,
                     white_spot=Claim(data["seat"], tuple(data["dice"])),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "JokerTaken":
@@ -408,11 +409,11 @@ class RollnBump:
                     state,
                     joker_holder=data["seat"],
                     joker_colour=COLOURS.index(data["colour"]),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "WhiteDieUsed":
-                dice = tuple(sorted((*_without(state.dice, [data["replaced"]]), data["value"])))
+                dice = tuple(sorted((*dice_without(state.dice, [data["replaced"]]), data["value"])))
                 return replace(state, dice=dice, white_holder=None, white_value=None, claiming=True)
             case "TurnEnded":
                 return replace(state, turn=None, dice=(), white_value=None)
