@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cache
 from itertools import product
+from math import exp
 from random import Random
 from typing import TypeVar
 
@@ -44,6 +45,8 @@ FIRST_ROUND_DICE = (3, 4)
 """Dice of the first and second turn of the game; every later turn rolls all five."""
 ROLLS = 3
 FACES = range(1, 7)
+WHITE_DIE_MEAN = sum(FACES) / len(FACES)
+"""The white die's scoring roll on average: what holding it at the end is worth."""
 
 POINT_KEYS = ("single", "pair", "triple", "quad", "run-3", "run-4", "run-5", "joker")
 DEFAULT_POINTS: Mapping[str, int] = {
@@ -59,6 +62,13 @@ DEFAULT_POINTS: Mapping[str, int] = {
 MAX_POINTS = 100
 JOKER = len(KINDS)
 """Index of the joker in a `State.points` tuple, after the twelve kinds."""
+
+EVAL_TEMPERATURE_END = 3.0
+EVAL_TEMPERATURE_SPAN = 4.0
+"""`evaluate`'s softmax temperature in points: END when the game is about to end, plus SPAN
+times the share of the game still to play."""
+EVAL_CLAIM_SURVIVAL = 0.7
+"""How likely `evaluate` takes a claim to outlast one opponent's turn."""
 
 STEP_ROLL, STEP_CLAIM = "roll", "claim"
 ROLL, CLAIM, CLAIM_WHITE_SPOT, CLAIM_JOKER, USE_WHITE_DIE, END_TURN = (
@@ -120,6 +130,22 @@ CARD_POINTS = CardPointsOption(
     description="Victory points per card kind, as comma-separated kind=points (0 to 100) with "
     f"kinds {', '.join(POINT_KEYS)}; a kind left out keeps its default.",
 )
+
+
+def kind_points(options: Mapping[str, JSON]) -> tuple[int, ...]:
+    """Points per kind (index `kind`), then the joker's (index `JOKER`), from the options."""
+    return _kind_points(options.get(CARD_POINTS.name, CARD_POINTS.default))
+
+
+@cache
+def _kind_points(text: str) -> tuple[int, ...]:
+    points = parse_points(text)
+    singles = points["single"]
+    return (
+        *(singles if kind < PAIR else points[KINDS[kind]] for kind in range(JOKER)),
+        points["joker"],
+    )
+
 
 MOST_CARDS = max(stacks * size for stacks, size in STACKS.values())
 """Every player count deals 36 cards into stacks: no seat can win more."""
@@ -253,7 +279,8 @@ def claims_for(kind: int, dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     )
 
 
-def _without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
+def dice_without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
+    """`dice` less one die of each value in `used`."""
     remaining = list(dice)
     for die in used:
         remaining.remove(die)
@@ -308,14 +335,10 @@ class RollnBump:
     info = INFO
 
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
-        points = parse_points(options.get(CARD_POINTS.name, CARD_POINTS.default))
-        kind_points = tuple(
-            points["single"] if kind < PAIR else points[KINDS[kind]] for kind in range(JOKER)
-        )
         stacks, _ = STACKS[players]
         return State(
             players=players,
-            points=(*kind_points, points["joker"]),
+            points=kind_points(options),
             tops=(None,) * stacks,
             face_down=(0,) * stacks,
             claims=(None,) * stacks,
@@ -371,14 +394,14 @@ class RollnBump:
                 return replace(
                     state,
                     claims=_with(state.claims, data["stack"], claim),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "WhiteSpotClaimed":
                 return replace(
                     state,
                     white_spot=Claim(data["seat"], tuple(data["dice"])),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "JokerTaken":
@@ -386,11 +409,11 @@ class RollnBump:
                     state,
                     joker_holder=data["seat"],
                     joker_colour=COLOURS.index(data["colour"]),
-                    dice=_without(state.dice, data["dice"]),
+                    dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
             case "WhiteDieUsed":
-                dice = tuple(sorted((*_without(state.dice, [data["replaced"]]), data["value"])))
+                dice = tuple(sorted((*dice_without(state.dice, [data["replaced"]]), data["value"])))
                 return replace(state, dice=dice, white_holder=None, white_value=None, claiming=True)
             case "TurnEnded":
                 return replace(state, turn=None, dice=(), white_value=None)
@@ -719,13 +742,108 @@ class RollnBump:
             winners=winners_by(scores, highest=True), scores=scores, details={"parts": parts}
         )
 
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        if (result := self.result(state)) is not None:
+            return result.shares()
+        standing = [_expected_score(state, seat) for seat in range(state.players)]
+        # The fewer cards the game has left, the less the standing can still change.
+        temperature = EVAL_TEMPERATURE_END + EVAL_TEMPERATURE_SPAN * _game_left(state)
+        best = max(standing)
+        weights = [exp((score - best) / temperature) for score in standing]
+        total = sum(weights)
+        return tuple(weight / total for weight in weights)
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         # Face-down cards are drawn only when turned up, so there is nothing to re-draw.
         return state
 
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        # The view shows the whole state (see the module doc), so nothing is drawn: every card
+        # ever turned up is face up or won, the rest are unseen. Only the turn counter is not
+        # shown; the rules need just whether this is the first or second turn, which
+        # `dice_count` tells, so the sample takes the fewest turns the view allows.
+        stacks = view["stacks"]
+        tops = tuple(
+            None if stack["card"] is None else CARD_NUMBERS[stack["card"]] for stack in stacks
+        )
+        won = tuple(tuple(CARD_NUMBERS[card] for card in cards) for cards in view["won"])
+        unseen = ALL_CARDS
+        for card in (*tops, *(card for cards in won for card in cards)):
+            if card is not None:
+                unseen &= ~(1 << card)
+        white_die, joker = view["white_die"], view["joker"]
+        dice_count = view["dice_count"]
+        first_round = FIRST_ROUND_DICE.index(dice_count) if dice_count in FIRST_ROUND_DICE else None
+        return State(
+            players=players,
+            points=kind_points(options),
+            tops=tops,
+            face_down=tuple(stack["face_down"] for stack in stacks),
+            claims=tuple(_claim_of(stack["claim"]) for stack in stacks),
+            unseen=unseen,
+            won=won,
+            white_spot=_claim_of(view["white_spot"]),
+            white_holder=white_die["holder"],
+            white_value=white_die["value"],
+            joker_holder=joker["holder"],
+            joker_colour=None if joker["colour"] is None else COLOURS.index(joker["colour"]),
+            turn=view["turn"],
+            turns=len(FIRST_ROUND_DICE) + 1 if first_round is None else first_round + 1,
+            dice_count=dice_count,
+            dice=tuple(view["dice"]),
+            rolls=view["rolls"],
+            claiming=view["step"] == STEP_CLAIM,
+            over=view["turn"] is None,
+        )
+
 
 def _claim_json(claim: Claim | None) -> JSON:
     return None if claim is None else {"seat": claim.seat, "dice": list(claim.dice)}
+
+
+def _game_left(state: State) -> float:
+    """How much of the game is left, 1 at the start to 0 at the end: the cards left in the stack
+    whose emptying ends the game, over the cards a stack starts with."""
+    depths = sorted(
+        down + (card is not None) for card, down in zip(state.tops, state.face_down, strict=True)
+    )
+    return depths[EMPTY_STACKS_TO_END[state.players] - 1] / STACKS[state.players][1]
+
+
+def _expected_score(state: State, seat: int) -> float:
+    """`seat`'s score if the game ended now, plus what its dice are likely to win: each card
+    under them counts as far as the claim is likely to survive the turns before `seat`
+    collects it, and the white die (held or claimed) as the mean of its scoring roll."""
+    counts = state.colour_counts(seat)
+    sets = sum(set_bonus(count) for count in counts)
+    score = state.score(seat)
+    # Every seat from the one to move up to `seat` may still bump `seat`'s dice; all the
+    # others may bump the dice the seat to move places now.
+    to_move = seat if state.turn is None else state.turn
+    bumpers = (seat - to_move) % state.players or state.players - 1
+    survival = EVAL_CLAIM_SURVIVAL**bumpers
+    claimed = 0.0
+    for card, claim in zip(state.tops, state.claims, strict=True):
+        if claim is not None and claim.seat == seat and card is not None:
+            claimed += state.points[card % CARDS_PER_COLOUR]
+            counts[card // CARDS_PER_COLOUR] += 1
+    claimed += sum(set_bonus(count) for count in counts) - sets
+    if state.white_spot is not None and state.white_spot.seat == seat:
+        claimed += WHITE_DIE_MEAN
+    held = WHITE_DIE_MEAN if state.white_holder == seat else 0
+    return score + held + survival * claimed
+
+
+def _claim_of(claim: JSON) -> Claim | None:
+    """The `Claim` a view shows as `_claim_json`."""
+    return None if claim is None else Claim(claim["seat"], tuple(claim["dice"]))
 
 
 def _draw(state: State, rng: Random) -> str:

@@ -1089,3 +1089,85 @@ def test_legal_claims_are_exactly_the_fitting_better_ones(
     assert offered == expected
     for subset in subsets - set(expected):
         assert broken_rule(state, 0, claim(0, *subset)) in {"card-pattern", "bump-higher"}
+
+
+# --- sampling a state from a view, evaluating a position -----------------------------------------
+
+
+def sampled(state: State, seat: int = 0) -> State:
+    options = RULES.info.resolve_options(state.players, {})
+    return RULES.sample(state.players, options, RULES.view(state, seat), seat, Random(SEED))
+
+
+def test_a_sample_is_the_table_the_view_shows() -> None:
+    state = position(
+        ["red-pair", "blue-run-4", None],
+        face_down=[2, 1, 0],
+        claims={0: (1, [4, 4]), 1: (2, [2, 3, 4, 5])},
+        won=[["black-quad"], [], ["yellow-single-3", "red-run-5"]],
+        dice=[1, 6],
+        white_spot=(0, [5]),
+        joker=(2, "yellow"),
+        claiming=True,
+        rolls=2,
+    )
+    # Nothing in the state is hidden; only the turn count past the first round is not shown.
+    assert sampled(state, 1) == replace(state, turns=3)
+
+
+def test_a_sample_leaves_unseen_exactly_the_cards_never_turned_up() -> None:
+    tops = [f"{colour}-single-{number}" for colour in COLOURS[:3] for number in (1, 2, 3)]
+    won = [["red-quad"], [], ["blue-pair", "blue-triple"], []]
+    state = position(tops, players=4, won=won)
+    unseen = sampled(state, 3).unseen
+    assert unseen.bit_count() == RULES.view(state, 3)["unseen_cards"] == 48 - 9 - 3
+    shown = [*tops, *(card for cards in won for card in cards)]
+    assert not any(unseen >> CARD_NUMBERS[card] & 1 for card in shown)
+
+
+@pytest.mark.parametrize(("turns", "dice_count"), [(1, 3), (2, 4), (7, 5)])
+def test_a_sample_plays_on_as_the_real_game(turns: int, dice_count: int) -> None:
+    state = position(
+        ["red-pair", "blue-run-3"],
+        players=2,
+        dice=[3, 3, 5][:dice_count],
+        turns=turns,
+        dice_count=dice_count,
+    )
+    # The next turn's dice (fewer in the first round) come out the same from the sample.
+    after, _ = act(state, 0, claim(0, 3, 3))
+    sampled_after, _ = act(sampled(state), 0, claim(0, 3, 3))
+    after, _ = act(after, 0, END)
+    sampled_after, _ = act(sampled_after, 0, END)
+    assert RULES.view(sampled_after, 1) == RULES.view(after, 1)
+    assert RULES.legal_moves(sampled_after, 1) == RULES.legal_moves(after, 1)
+
+
+def test_evaluation_is_the_result_once_over() -> None:
+    state = game_over([["red-pair"], ["red-quad"], ["blue-quad"]])
+    assert RULES.evaluate(state) == (0.0, 0.5, 0.5)
+
+
+def test_the_leader_gets_the_largest_share_and_more_near_the_end() -> None:
+    won = [["red-quad", "red-triple"], ["blue-pair"]]
+    early = position(["red-pair", "blue-run-3"], players=2, face_down=[5, 5], won=won)
+    late = replace(early, face_down=(5, 0))
+    early_shares, late_shares = RULES.evaluate(early), RULES.evaluate(late)
+    assert early_shares[0] > early_shares[1]
+    assert late_shares[0] > early_shares[0]
+    assert sum(late_shares) == pytest.approx(1)
+
+
+def test_equal_scores_share_evenly() -> None:
+    state = position(["red-pair"], won=[["red-pair"], ["blue-pair"], ["black-pair"]])
+    assert RULES.evaluate(state) == pytest.approx((1 / 3,) * 3)
+
+
+def test_cards_under_ones_dice_and_the_white_die_count_for_something() -> None:
+    even = position(["red-quad", "blue-pair"], turn=2)
+    claimed = replace(even, claims=(Claim(0, (2, 2, 2, 2)), None))
+    holding = replace(even, white_holder=1)
+    assert RULES.evaluate(claimed)[0] > 1 / 3
+    assert RULES.evaluate(holding)[1] > 1 / 3
+    # Placed by the seat to move, a claim must outlast both opponents' turns, not one.
+    assert RULES.evaluate(replace(claimed, turn=0))[0] < RULES.evaluate(claimed)[0]

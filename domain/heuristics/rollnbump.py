@@ -1,0 +1,360 @@
+"""Roll'n Bump rules of thumb: aim the re-rolls at the most valuable card within reach, stop
+when the dice in hand already claim more, then place every die where it is worth most.
+
+Values are in points: what a card adds to its taker's score (its points and the growth of its
+colour's set bonus), weighed by how likely the claim survives until it is collected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from functools import cache
+from itertools import product
+from math import comb
+from random import Random
+
+from domain.bots import Turn
+from domain.games.rollnbump import (
+    CARD_NUMBERS,
+    CARDS_PER_COLOUR,
+    CLAIM,
+    CLAIM_JOKER,
+    CLAIM_WHITE_SPOT,
+    COLOURS,
+    DICE,
+    END_TURN,
+    FACES,
+    JOKER,
+    PAIR,
+    QUAD,
+    ROLL,
+    ROLLS,
+    RUN_3,
+    STEP_CLAIM,
+    USE_WHITE_DIE,
+    WHITE_DIE_MEAN,
+    claims_for,
+    dice_without,
+    kind_points,
+    set_bonus,
+    strength,
+)
+from domain.rules import JSON
+
+Dice = tuple[int, ...]
+
+ATTENTION = 0.5
+"""How often an opponent who could bump a claim goes for it rather than for something else."""
+MOST_PIPS = DICE * max(FACES)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A face-up card the seat may claim: its stack, kind, worth in points, and what to beat."""
+
+    stack: int
+    kind: int
+    worth: float
+    to_beat: int
+
+
+@dataclass(frozen=True)
+class Table:
+    """What the rules of thumb read from the seat's view."""
+
+    targets: tuple[Target, ...]
+    opponents: int
+    spot_to_beat: int | None
+    """The white-die spot's pip sum to beat; None when the seat may not claim it."""
+    joker_colour: int | None
+    """The colour the joker would join; None once it is taken."""
+    joker_worth: float
+    dice: Dice
+    rolls: int
+    claiming: bool
+    white: int | None
+    """The white die's value while the seat holds it and has rolled it."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Claims for a set of dice, and what they are worth together."""
+
+    value: float
+    moves: tuple[JSON, ...] = ()
+
+
+# --- what cards are worth ------------------------------------------------------------------------
+
+
+def colour_counts(view: Mapping[str, JSON], seat: int) -> list[int]:
+    """Cards per colour `seat` holds, the joker included."""
+    counts = [0] * len(COLOURS)
+    for card in view["won"][seat]:
+        counts[CARD_NUMBERS[card] // CARDS_PER_COLOUR] += 1
+    joker = view["joker"]
+    if joker["holder"] == seat:
+        counts[COLOURS.index(joker["colour"])] += 1
+    return counts
+
+
+def card_gain(counts: Sequence[int], colour: int, points: int) -> int:
+    """A card is worth its points plus what it adds to its colour's set bonus: the fifth card of
+    a colour brings 5 on top of its own points, so collect colours you already hold."""
+    return points + set_bonus(counts[colour] + 1) - set_bonus(counts[colour])
+
+
+def bump_share(opponents: int) -> float:
+    """Bumping takes a card from its holder: worth the holder's gain in a duel, but with more
+    players the other opponents profit from it as much as you do."""
+    return 1 / opponents
+
+
+def read_table(turn: Turn) -> Table:
+    """The targets with their worth to the seat, and the rest the rules of thumb need."""
+    view, seat = turn.view, turn.seat
+    points = kind_points(turn.options)
+    counts = [colour_counts(view, other) for other in range(turn.players)]
+    targets = []
+    for stack, entry in enumerate(view["stacks"]):
+        claim = entry["claim"]
+        if entry["card"] is None or (claim is not None and claim["seat"] == seat):
+            continue
+        card = CARD_NUMBERS[entry["card"]]
+        kind, colour = card % CARDS_PER_COLOUR, card // CARDS_PER_COLOUR
+        worth = float(card_gain(counts[seat], colour, points[kind]))
+        to_beat = -1
+        if claim is not None:
+            lost = card_gain(counts[claim["seat"]], colour, points[kind])
+            worth += lost * bump_share(turn.players - 1)
+            to_beat = strength(kind, tuple(claim["dice"]))
+        targets.append(Target(stack, kind, worth, to_beat))
+    white, spot, joker = view["white_die"], view["white_spot"], view["joker"]
+    spot_to_beat = None
+    if white["holder"] is None and (spot is None or spot["seat"] != seat):
+        spot_to_beat = 0 if spot is None else sum(spot["dice"])
+    joker_to = None if joker["holder"] is not None else joker_colour(counts[seat])
+    return Table(
+        targets=tuple(targets),
+        opponents=turn.players - 1,
+        spot_to_beat=spot_to_beat,
+        joker_colour=joker_to,
+        joker_worth=0.0 if joker_to is None else card_gain(counts[seat], joker_to, points[JOKER]),
+        dice=tuple(view["dice"]),
+        rolls=view["rolls"],
+        claiming=view["step"] == STEP_CLAIM,
+        white=white["value"] if white["holder"] == seat else None,
+    )
+
+
+def joker_colour(counts: Sequence[int]) -> int:
+    """The joker joins the colour whose set bonus it raises most: the one you hold most of,
+    short of a full set of twelve."""
+    open_colours = [colour for colour, count in enumerate(counts) if count < CARDS_PER_COLOUR]
+    return max(open_colours, key=lambda colour: counts[colour])
+
+
+# --- how likely dice do what is needed -----------------------------------------------------------
+
+
+@cache
+def hits_of_a_kind(missing: int, rolled: int, rolls: int) -> float:
+    """The chance to add `missing` dice of one face, re-rolling the other `rolled` dice up to
+    `rolls` times and keeping every hit."""
+    if missing <= 0:
+        return 1.0
+    if rolls == 0 or rolled < missing:
+        return 0.0
+    return sum(
+        comb(rolled, hits)
+        * (1 / 6) ** hits
+        * (5 / 6) ** (rolled - hits)
+        * hits_of_a_kind(missing - min(hits, missing), rolled - min(hits, missing), rolls - 1)
+        for hits in range(rolled + 1)
+    )
+
+
+@cache
+def faces_covered(missing: int, rolled: int) -> tuple[float, ...]:
+    """The chance that `rolled` dice show exactly j of `missing` wanted faces, by j."""
+    outcomes = [0] * (missing + 1)
+    for roll in product(range(len(FACES)), repeat=rolled):
+        outcomes[len({face for face in roll if face < missing})] += 1
+    return tuple(count / len(FACES) ** rolled for count in outcomes)
+
+
+@cache
+def hits_of_a_run(missing: int, rolled: int, rolls: int) -> float:
+    """The chance to add `missing` different faces, re-rolling the other `rolled` dice up to
+    `rolls` times and keeping one die of each face found."""
+    if missing <= 0:
+        return 1.0
+    if rolls == 0 or rolled < missing:
+        return 0.0
+    return sum(
+        chance * hits_of_a_run(missing - found, rolled - found, rolls - 1)
+        for found, chance in enumerate(faces_covered(missing, rolled))
+    )
+
+
+def completion_chance(wanted: Dice, kept: Dice, rolled: int, rolls: int) -> float:
+    """The chance that re-rolling `rolled` dice completes `wanted` around the `kept` dice."""
+    missing = len(wanted) - len(kept)
+    if wanted[0] == wanted[-1]:
+        return hits_of_a_kind(missing, rolled, rolls)
+    return hits_of_a_run(missing, rolled, rolls)
+
+
+def patterns(kind: int, to_beat: int) -> tuple[Dice, ...]:
+    """Every set of dice that claims a card of `kind` over a claim of strength `to_beat`."""
+    if kind < PAIR:
+        return tuple((kind + 1,) * count for count in range(max(1, to_beat + 1), DICE + 1))
+    if kind <= QUAD:
+        size = kind - PAIR + 2
+        return tuple((face,) * size for face in FACES if face * size > to_beat)
+    length = kind - RUN_3 + 3
+    runs = (tuple(range(low, low + length)) for low in range(1, 8 - length))
+    return tuple(run for run in runs if sum(run) > to_beat)
+
+
+@cache
+def bump_chance(kind: int, held: int) -> float:
+    """The chance that an opponent going for it beats a claim of strength `held` in a turn."""
+    miss = 1.0
+    for wanted in patterns(kind, held):
+        miss *= 1 - completion_chance(wanted, (), DICE, ROLLS)
+    return 1 - miss
+
+
+def claim_safety(kind: int, held: int, opponents: int) -> float:
+    """A claim pays only if it survives every opponent's turn: claim with high pips on a
+    pattern card and with several dice on a single card, which few rolls can beat."""
+    return (1 - ATTENTION * bump_chance(kind, held)) ** opponents
+
+
+def spot_safety(pips: int, opponents: int) -> float:
+    """The white-die spot is bumped by any higher pip sum of leftover dice: pile pips on it."""
+    return (1 - ATTENTION * (1 - pips / MOST_PIPS)) ** opponents
+
+
+# --- placing the dice ----------------------------------------------------------------------------
+
+
+def _common(dice: Dice, wanted: Dice) -> Dice:
+    """The dice of `dice` that also appear in `wanted`, as a multiset."""
+    kept, remaining = [], list(dice)
+    for die in wanted:
+        if die in remaining:
+            remaining.remove(die)
+            kept.append(die)
+    return tuple(kept)
+
+
+def leftover_plan(table: Table, dice: Dice) -> Plan:
+    """Dice no card wants: five of a kind take the joker, which nobody can bump, else all go
+    on the white-die spot, since a placed die costs nothing and more pips hold it better."""
+    if table.joker_colour is not None and len(dice) == DICE and dice[0] == dice[-1]:
+        colour = COLOURS[table.joker_colour]
+        return Plan(
+            table.joker_worth, ({"type": CLAIM_JOKER, "dice": list(dice), "colour": colour},)
+        )
+    if table.spot_to_beat is None or not dice or sum(dice) <= table.spot_to_beat:
+        return Plan(0.0)
+    worth = WHITE_DIE_MEAN * spot_safety(sum(dice), table.opponents)
+    return Plan(worth, ({"type": CLAIM_WHITE_SPOT, "dice": list(dice)},))
+
+
+def best_plan(table: Table, dice: Dice) -> Plan:
+    """Place every die: the set of claims on different cards worth most together."""
+    memo: dict[tuple[int, Dice], Plan] = {}
+
+    def search(index: int, dice: Dice) -> Plan:
+        if index == len(table.targets):
+            return leftover_plan(table, dice)
+        if (index, dice) in memo:
+            return memo[index, dice]
+        best = search(index + 1, dice)
+        target = table.targets[index]
+        for claim in claims_for(target.kind, dice):
+            held = strength(target.kind, claim)
+            if held <= target.to_beat:
+                continue
+            rest = search(index + 1, dice_without(dice, claim))
+            value = rest.value + target.worth * claim_safety(target.kind, held, table.opponents)
+            if value > best.value:
+                move = {"type": CLAIM, "stack": target.stack, "dice": list(claim)}
+                best = Plan(value, (move, *rest.moves))
+        memo[index, dice] = best
+        return best
+
+    return search(0, dice)
+
+
+def white_die_swap(table: Table, keep: float) -> tuple[float, JSON | None]:
+    """Spend the white die only when the die it replaces wins more than holding it is worth
+    (its scoring roll), counting that its spot opens again for your leftover dice. Gives what
+    the swap adds over the dice's plan worth `keep` with the die held, and the move."""
+    if table.white is None:
+        return 0.0, None
+    reopened = replace(table, spot_to_beat=0)
+    best: tuple[float, JSON | None] = 0.0, None
+    for die in sorted(set(table.dice) - {table.white}):
+        swapped = tuple(sorted((*dice_without(table.dice, (die,)), table.white)))
+        extra = best_plan(reopened, swapped).value - keep - WHITE_DIE_MEAN
+        if extra > best[0]:
+            best = extra, {"type": USE_WHITE_DIE, "die": die}
+    return best
+
+
+def reroll(table: Table, rng: Random) -> tuple[float, JSON | None]:
+    """Aim the next rolls at the target worth most once its chance is counted: keep the dice
+    it needs, re-roll the rest; a miss still leaves what the kept dice can claim."""
+    wanted_worth = [
+        (
+            wanted,
+            target.worth
+            * claim_safety(target.kind, strength(target.kind, wanted), table.opponents),
+        )
+        for target in table.targets
+        for wanted in patterns(target.kind, target.to_beat)
+    ]
+    if table.joker_colour is not None:
+        wanted_worth += [((face,) * DICE, table.joker_worth) for face in FACES]
+    fallbacks: dict[Dice, float] = {}
+    best: tuple[float, float, JSON | None] = float("-inf"), 0.0, None
+    for wanted, worth in wanted_worth:
+        kept = _common(table.dice, wanted)
+        rolled = len(table.dice) - len(kept)
+        if len(kept) == len(wanted) or rolled < len(wanted) - len(kept):
+            continue
+        chance = completion_chance(wanted, kept, rolled, ROLLS - table.rolls)
+        if kept not in fallbacks:
+            fallbacks[kept] = best_plan(table, kept).value
+        value = chance * worth + (1 - chance) * fallbacks[kept]
+        tie = rng.random()
+        if (value, tie) > best[:2]:
+            # A held white die showing a face still wanted can replace a die once rolling ends.
+            keep_white = table.white is not None and table.white in dice_without(wanted, kept)
+            best = value, tie, {"type": ROLL, "keep": list(kept), "keep_white": keep_white}
+    return best[0], best[2]
+
+
+def choose(turn: Turn, rng: Random) -> JSON:
+    """Roll while the best target promises more than the dice in hand claim, then swap in the
+    white die if it pays, then make the claims of the best plan one by one."""
+    if len(turn.moves) == 1:
+        return turn.moves[0]
+    table = read_table(turn)
+    plan = best_plan(table, table.dice)
+    extra, swap = white_die_swap(table, plan.value)
+    if not table.claiming and table.rolls < ROLLS:
+        # Whatever the dice show, leftovers can go on the white-die spot: it decides nothing.
+        cards_only = replace(table, spot_to_beat=None)
+        promised, roll = reroll(cards_only, rng)
+        now = best_plan(cards_only, table.dice).value + extra
+        if roll is not None and promised > now and roll in turn.moves:
+            return roll
+    if swap is not None:
+        return swap
+    return plan.moves[0] if plan.moves else {"type": END_TURN}
