@@ -38,12 +38,14 @@ class Budget:
     """UCB's exploration constant, for rewards in [0, 1]."""
     wander: float = 0.1
     """How often a playout move is random rather than the heuristic's."""
+    widening: float = 1.0
+    """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
 
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(iterations=40, seconds=0.1, horizon=4),
-    "medium": Budget(iterations=200, seconds=0.4, horizon=10),
-    "hard": Budget(iterations=1000, seconds=2.0, horizon=20),
+    "easy": Budget(iterations=30, seconds=0.05, horizon=4),
+    "medium": Budget(iterations=120, seconds=0.2, horizon=8),
+    "hard": Budget(iterations=1000, seconds=1.0, horizon=16),
 }
 
 
@@ -86,7 +88,7 @@ class SearchBot:
 
     def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
         rules = turn.rules
-        path: list[Node] = []
+        path: list[Node] = [root]
         node = root
         expanded = False
         while not expanded and rules.result(state) is None:
@@ -94,7 +96,7 @@ class SearchBot:
             # several may (a reaction races the next turn), as it is out of this seat's hands.
             seat = turn.seat if node is root else rng.choice(sorted(rules.to_act(state)))
             moves = turn.moves if node is root else rules.legal_moves(state, seat)
-            node, expanded = self._select(node, seat, moves, rng)
+            node, expanded = self._select(turn, node, state, seat, moves, rng=rng)
             path.append(node)
             state = play(rules, state, seat, node.move, rng)
         values = self._playout(turn, state, rng)
@@ -103,42 +105,58 @@ class SearchBot:
             visited.reward += values[visited.seat]
 
     def _select(
-        self, node: Node, seat: int, moves: Sequence[JSON], rng: Random
+        self, turn: Turn, node: Node, state: Any, seat: int, moves: Sequence[JSON], *, rng: Random
     ) -> tuple[Node, bool]:
-        """The child to descend into, and whether it is new: an untried move if there is one,
-        else the available child with the best upper confidence bound."""
+        """The child to descend into, and whether it is new.
+
+        Progressive widening: a node tries a new move only while it has fewer children than
+        the square root of its visits allows, the heuristic's move first, so that a small
+        budget is spent on a few sensible moves rather than one look at each of fifty. Past
+        that, the available child with the best upper confidence bound."""
         available = []
-        untried = []
+        untried = {}
         for move in moves:
             key = (seat, repr(move))
             child = node.children.get(key)
             if child is None:
-                untried.append((key, move))
+                untried[key] = move
             else:
                 child.availability += 1
                 available.append(child)
-        if untried:
-            key, move = rng.choice(untried)
-            child = node.children[key] = Node(seat, move, availability=1)
+        widest = math.ceil(self.budget.widening * math.sqrt(node.visits + 1))
+        if untried and (not available or len(node.children) < widest):
+            preferred = self._preferred(turn, state, seat, moves, rng)
+            key = (seat, repr(preferred))
+            if key not in untried:
+                key = rng.choice(list(untried))
+            child = node.children[key] = Node(seat, untried[key], availability=1)
             return child, True
         exploration = self.budget.exploration
         return max(available, key=lambda child: child.ucb(exploration)), False
 
+    def _preferred(
+        self, turn: Turn, state: Any, seat: int, moves: Sequence[JSON], rng: Random
+    ) -> JSON:
+        """The move the game's heuristic plays for `seat` in `state`, or a random one."""
+        rules = turn.rules
+        heuristic: Heuristic | None = HEURISTICS.get(rules.info.id)
+        if heuristic is None or len(moves) == 1:
+            return rng.choice(moves)
+        view = rules.view(state, seat)
+        return heuristic(Turn(rules, seat, turn.players, turn.options, view, moves), rng)
 
     def _playout(self, turn: Turn, state: Any, rng: Random) -> tuple[float, ...]:
         """At most `horizon` moves, then the game's own evaluation."""
         rules = turn.rules
-        heuristic: Heuristic | None = HEURISTICS.get(rules.info.id)
         for _ in range(self.budget.horizon):
             if rules.result(state) is not None:
                 break
             seat = rng.choice(sorted(rules.to_act(state)))
             moves = rules.legal_moves(state, seat)
-            if heuristic is None or len(moves) == 1 or rng.random() < self.budget.wander:
+            if rng.random() < self.budget.wander:
                 move = rng.choice(moves)
             else:
-                view = rules.view(state, seat)
-                move = heuristic(Turn(rules, seat, turn.players, turn.options, view, moves), rng)
+                move = self._preferred(turn, state, seat, moves, rng)
             state = play(rules, state, seat, move, rng)
         return rules.evaluate(state)
 
