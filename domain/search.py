@@ -25,6 +25,9 @@ from domain.bots import Turn
 from domain.heuristics import HEURISTICS, Heuristic
 from domain.rules import JSON, Rules
 
+TURN_MOVES = 50
+"""The most moves a playout adds past its horizon to finish the turn under way."""
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -38,6 +41,8 @@ class Budget:
     """UCB's exploration constant, for rewards in [0, 1]."""
     wander: float = 0.1
     """How often a playout move is random rather than the heuristic's."""
+    confidence: float = 1.0
+    """How many standard errors better a move must look than the heuristic's to be played."""
     widening: float = 1.0
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
 
@@ -57,8 +62,19 @@ class Node:
     move: JSON
     visits: int = 0
     reward: float = 0.0
+    squares: float = 0.0
+    """The sum of the squared rewards, for the spread of the mean."""
     availability: int = 0
     children: dict[tuple[int, str], Node] = field(default_factory=dict)
+
+    def mean(self) -> float:
+        return self.reward / self.visits if self.visits else 0.0
+
+    def standard_error(self) -> float:
+        if self.visits < 2:
+            return math.inf
+        variance = max(0.0, self.squares / self.visits - self.mean() ** 2)
+        return math.sqrt(variance / (self.visits - 1))
 
     def ucb(self, exploration: float) -> float:
         return self.reward / self.visits + exploration * math.sqrt(
@@ -84,7 +100,12 @@ class SearchBot:
             state = turn.rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
             self._iterate(turn, root, state, rng)
         best = max(root.children.values(), key=lambda child: child.visits)
-        return best.move
+        # The first child is the heuristic's move. Leave it only for a move whose edge over it
+        # is larger than the noise of the estimates: a game of dice makes small samples lie.
+        first = next(iter(root.children.values()))
+        margin = best.mean() - first.mean()
+        spread = math.hypot(best.standard_error(), first.standard_error())
+        return best.move if margin > self.budget.confidence * spread else first.move
 
     def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
         rules = turn.rules
@@ -99,10 +120,12 @@ class SearchBot:
             node, expanded = self._select(turn, node, state, seat, moves, rng=rng)
             path.append(node)
             state = play(rules, state, seat, node.move, rng)
-        values = self._playout(turn, state, rng)
+        values = self._playout(turn, state, node.seat, rng)
         for visited in path:
             visited.visits += 1
-            visited.reward += values[visited.seat]
+            value = values[visited.seat]
+            visited.reward += value
+            visited.squares += value * value
 
     def _select(
         self, turn: Turn, node: Node, state: Any, seat: int, moves: Sequence[JSON], *, rng: Random
@@ -145,19 +168,24 @@ class SearchBot:
         view = rules.view(state, seat)
         return heuristic(Turn(rules, seat, turn.players, turn.options, view, moves), rng)
 
-    def _playout(self, turn: Turn, state: Any, rng: Random) -> tuple[float, ...]:
-        """At most `horizon` moves, then the game's own evaluation."""
+    def _playout(self, turn: Turn, state: Any, mover: int, rng: Random) -> tuple[float, ...]:
+        """`horizon` moves and then to the end of the turn under way, so that `evaluate` never
+        judges a turn half played (dice rolled but not yet placed); then the game's evaluation.
+        `mover` made the last move before the playout."""
         rules = turn.rules
-        for _ in range(self.budget.horizon):
+        for played in range(self.budget.horizon + TURN_MOVES):
             if rules.result(state) is not None:
                 break
-            seat = rng.choice(sorted(rules.to_act(state)))
-            moves = rules.legal_moves(state, seat)
+            to_act = sorted(rules.to_act(state))
+            if played >= self.budget.horizon and to_act != [mover]:
+                break
+            mover = rng.choice(to_act)
+            moves = rules.legal_moves(state, mover)
             if rng.random() < self.budget.wander:
                 move = rng.choice(moves)
             else:
-                move = self._preferred(turn, state, seat, moves, rng)
-            state = play(rules, state, seat, move, rng)
+                move = self._preferred(turn, state, mover, moves, rng)
+            state = play(rules, state, mover, move, rng)
         return rules.evaluate(state)
 
 
