@@ -564,7 +564,9 @@ class Wobble:
 
     def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
         seat, cards = data["seat"], data["cards"]
-        discard = state.discard if state.top is None else _count(state.discard, [state.top], 1)
+        # The old top card and the second card of a pair end up under the new top card.
+        covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
+        discard = _count(state.discard, covered, 1)
         state = replace(
             state,
             hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),

@@ -368,6 +368,13 @@ def test_two_identical_cards_count_double() -> None:
     assert broken_rule(plus, 0, play("cyan:+3", "cyan:1")) in ("identical-pair", "card-in-hand")
 
 
+def test_both_cards_of_a_pair_stay_in_the_game() -> None:
+    state = position(["cyan:7", "cyan:7", "cyan:1"], [FILLER], [FILLER])
+    after, _ = act(state, 0, play("cyan:7", "cyan:7"))
+    assert after.top == "cyan:7"
+    assert after.discard == counts(["cyan:5", "cyan:7"])
+
+
 def test_two_identical_skips_skip_two_players() -> None:
     state = position(["cyan:skip", "cyan:skip", "cyan:1"], [FILLER], [FILLER], [FILLER])
     attacked_, _ = act(state, 0, play("cyan:skip", "cyan:skip"))
