@@ -1278,6 +1278,8 @@ class Wobble:
         seat: int,
         rng: Random,
     ) -> State:
+        """The other hands, the draw pile and the face-down cards drawn from the unseen cards:
+        the deck less the own hand, the top card and the face-up discards."""
         public = self._public(players, options, view)
         hand = tuple(view["hand"])
         unseen = [total - out for total, out in zip(public.deck, public.discard, strict=True)]
