@@ -16,6 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from itertools import chain, repeat
+from math import exp, sqrt
 from random import Random
 from typing import Any, TypeVar
 
@@ -44,6 +47,18 @@ REVERSE, HALF_HAND, CARD_EXCHANGE, COLOR_SWAP = (
 DODGE, YOU, MIRROR, UNLUCKY = "dodge", "you", "mirror", "unlucky"
 NOT_ME, CAPTURE, DOUBLE = "not_me", "capture", "double"
 DRAW_ATTACKS = (PLUS3, PLUS5)
+
+# `evaluate`'s weights, fitted (by log loss of the final winners) to positions of games played
+# by random and by heuristic bots, two to eight players.
+GOING_OUT = 0.3
+"""How much each card fewer raises the odds (as a log factor) of going out first."""
+HAND_WEIGHT = 0.2
+"""How much of its hand's points a seat that does not go out is expected to score: hands
+change a lot before a round ends."""
+ROUND_SPREAD = 30.0
+"""Minus points of doubt about the standing even when the game ends this round."""
+GAME_SPREAD = 2.0
+"""Further doubt per square root of the minus points left before the limit."""
 
 OFFENSIVE_UNITS = {SKIP: 1, PLUS3: 3, PLUS5: 5, MINUS20: 20, MAGNET: 1, AFK: 1}
 """What one offensive card adds to an attack: turns lost, cards drawn, points, names, sit-outs."""
@@ -121,6 +136,7 @@ def _all_cards() -> tuple[Card, ...]:
 
 CARDS = _all_cards()
 CARD = {card.code: card for card in CARDS}
+CODES = tuple(card.code for card in CARDS)
 INDEX = {card.code: index for index, card in enumerate(CARDS)}
 NO_CARDS = (0,) * len(CARDS)
 
@@ -153,6 +169,7 @@ def parse_deck(value: str) -> dict[str, int]:
     return counts
 
 
+@cache
 def deck_counts(deck: str, first_game: bool) -> tuple[int, ...]:
     """The count of each card code (in `CARDS` order) of a deck."""
     per_symbol = parse_deck(deck)
@@ -261,7 +278,9 @@ class State:
     hands: tuple[tuple[str, ...], ...] = ()
     draw: tuple[int, ...] = NO_CARDS
     discard: tuple[int, ...] = NO_CARDS
-    """Count of each card under the top card of the discard pile."""
+    """Count of each card under the top card of the discard pile that was played face up."""
+    buried: tuple[int, ...] = NO_CARDS
+    """Count of each card a Half Hand put face down under the discard pile."""
     top: str | None = None
     colour: str | None = None
     phase: str = DEALING
@@ -285,7 +304,7 @@ class State:
 
     @property
     def discard_size(self) -> int:
-        return sum(self.discard)
+        return sum(self.discard) + sum(self.buried)
 
 
 # -- small pure helpers ---------------------------------------------------------------------------
@@ -482,6 +501,7 @@ class Wobble:
                     hands=((),) * n,
                     draw=state.deck,
                     discard=NO_CARDS,
+                    buried=NO_CARDS,
                     top=None,
                     colour=None,
                     phase=DEALING,
@@ -523,7 +543,7 @@ class Wobble:
                 return replace(
                     state,
                     hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
-                    discard=_count(state.discard, cards, 1),
+                    buried=_count(state.buried, cards, 1),
                 )
             case "CardDrawn":
                 return self._card_drawn(state, data["seat"], data["card"])
@@ -535,8 +555,9 @@ class Wobble:
                     draw=_count(state.draw, cards, -1),
                 )
             case "DiscardsReshuffled":
-                draw = tuple(a + b for a, b in zip(state.draw, state.discard, strict=True))
-                return replace(state, draw=draw, discard=NO_CARDS)
+                piles = zip(state.draw, state.discard, state.buried, strict=True)
+                draw = tuple(map(sum, piles))
+                return replace(state, draw=draw, discard=NO_CARDS, buried=NO_CARDS)
             case "GreysExchanged":
                 seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
                 hand = _add(_remove(state.hands[seat], shown), drawn)
@@ -564,7 +585,9 @@ class Wobble:
 
     def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
         seat, cards = data["seat"], data["cards"]
-        discard = state.discard if state.top is None else _count(state.discard, [state.top], 1)
+        # The old top card and the second card of a pair end up under the new top card.
+        covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
+        discard = _count(state.discard, covered, 1)
         state = replace(
             state,
             hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
@@ -1169,6 +1192,7 @@ class Wobble:
             "hand_sizes": [len(hand) for hand in state.hands],
             "draw_pile": state.draw_size,
             "discard_pile": state.discard_size,
+            "discarded": sorted(_multiset(state.discard)),
             "attack": None
             if attack is None
             else {
@@ -1176,6 +1200,7 @@ class Wobble:
                 "amount": attack.amount,
                 "owner": attack.owner,
                 "target": attack.target,
+                "directed_by": attack.directed_by,
                 "passed": attack.passed,
                 "jerk_allowed": attack.jerk_open,
             },
@@ -1228,7 +1253,7 @@ class Wobble:
         if kept is not None and state.turn is not None:
             hands[state.turn].remove(kept)
         pool = [card for other in hidden for card in hands[other]]
-        pool += _multiset(state.draw) + _multiset(state.discard)
+        pool += _multiset(state.draw) + _multiset(state.buried)
         rng.shuffle(pool)
         for other in hidden:
             size = len(hands[other])
@@ -1240,8 +1265,125 @@ class Wobble:
             state,
             hands=tuple(tuple(sorted(hand)) for hand in hands),
             draw=_count(NO_CARDS, pool[:draw_size], 1),
-            discard=_count(NO_CARDS, pool[draw_size:], 1),
+            buried=_count(NO_CARDS, pool[draw_size:], 1),
         )
+
+    # -- planning on what a seat sees -----------------------------------------------------------
+
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        """The other hands, the draw pile and the face-down cards drawn from the unseen cards:
+        the deck less the own hand, the top card and the face-up discards."""
+        public = self._public(players, options, view)
+        hand = tuple(view["hand"])
+        unseen = [total - out for total, out in zip(public.deck, public.discard, strict=True)]
+        for card in (*hand, *([public.top] if public.top is not None else [])):
+            unseen[INDEX[card]] -= 1
+        pool = list(chain.from_iterable(map(repeat, CODES, unseen)))
+        hands: list[tuple[str, ...]] = [()] * players
+        hands[seat] = hand
+        drawn = view["drawn"]
+        drawer = public.turn if public.phase == DRAWN and public.turn != seat else None
+        if drawer is not None:
+            drawn, hands[drawer], pool = _drawer_hand(public, pool, view["hand_sizes"][drawer], rng)
+        hidden = [other for other in range(players) if other not in (seat, drawer)]
+        sizes = [view["hand_sizes"][other] for other in hidden]
+        buried_size = view["discard_pile"] - len(view["discarded"])
+        picked = rng.sample(pool, sum(sizes) + buried_size)
+        start = 0
+        for other, size in zip(hidden, sizes, strict=True):
+            hands[other] = tuple(sorted(picked[start : start + size]))
+            start += size
+        buried = picked[start:]
+        # The draw pile holds whatever unseen card no hand and no Half Hand took.
+        for card in chain(picked, hands[drawer] if drawer is not None else ()):
+            unseen[INDEX[card]] -= 1
+        return replace(
+            public,
+            hands=tuple(hands),
+            draw=tuple(unseen),
+            buried=_count(NO_CARDS, buried, 1),
+            drawn=drawn,
+        )
+
+    def _public(self, players: int, options: Mapping[str, JSON], view: Mapping[str, JSON]) -> State:
+        """The state as far as `view` shows it: empty hands, nothing in the draw pile."""
+        attack, toss, pending = view["attack"], view["toss_in"], view["pending"]
+        return replace(
+            self.initial_state(players, options),
+            first_dealer=(view["dealer"] - view["round"]) % players,
+            scores=tuple(view["scores"]),
+            ring=tuple(view["seating"]),
+            round=view["round"],
+            dealer=view["dealer"],
+            direction=view["direction"],
+            discard=_count(NO_CARDS, view["discarded"], 1),
+            top=view["top"],
+            colour=view["colour"],
+            phase=view["phase"],
+            turn=view["turn"],
+            attack=None
+            if attack is None
+            else Attack(
+                attack["symbol"],
+                attack["amount"],
+                attack["owner"],
+                attack["target"],
+                attack["directed_by"],
+                attack["passed"],
+                attack["jerk_allowed"],
+            ),
+            steps=tuple(Step(step["kind"], step["seat"], step["subject"]) for step in pending),
+            toss=None if toss is None else toss["card"],
+            toss_by=None if toss is None else toss["by"],
+            named=tuple(view["named"]),
+            lost=tuple(view["lost_turns"]),
+            away=tuple(view["away"]),
+        )
+
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        result = self.result(state)
+        if result is not None:
+            return result.shares()
+        hands = state.hands or ((),) * state.players
+        # The smaller a hand, the likelier its seat goes out first and scores nothing this round.
+        going_out = [exp(-GOING_OUT * len(hand)) for hand in hands]
+        odds = sum(going_out)
+        projected = [
+            score + HAND_WEIGHT * points(hand) * (1 - chance / odds)
+            for score, hand, chance in zip(state.scores, hands, going_out, strict=True)
+        ]
+        # Rounds to come can still turn the standing: the less is left, the more a lead counts.
+        left = max(state.score_limit - max(projected), 0)
+        temperature = ROUND_SPREAD + GAME_SPREAD * sqrt(left)
+        best = min(projected)
+        weights = [exp((best - mine) / temperature) for mine in projected]
+        total = sum(weights)
+        return tuple(weight / total for weight in weights)
+
+
+def _drawer_hand(
+    state: State, pool: list[str], size: int, rng: Random
+) -> tuple[str, tuple[str, ...], list[str]]:
+    """The card the seat to move drew and must play, its hand, and what is left of `pool`.
+
+    It drew because nothing in its hand matched, so all its other cards are drawn from the
+    unseen cards that do not match either.
+    """
+    fits = [matches(state, CARD[card]) for card in pool]
+    matching = [card for card, fit in zip(pool, fits, strict=True) if fit]
+    misses = [card for card, fit in zip(pool, fits, strict=True) if not fit]
+    drawn = matching.pop(rng.randrange(len(matching)))
+    kept = set(rng.sample(range(len(misses)), size - 1))
+    hand = tuple(sorted([drawn, *(misses[index] for index in kept)]))
+    rest = [card for index, card in enumerate(misses) if index not in kept]
+    return drawn, hand, matching + rest
 
 
 class _Events:

@@ -35,6 +35,7 @@ from domain.games.wobble import (
     State,
     Step,
     deck_counts,
+    matches,
     parse_deck,
 )
 from domain.rules import Event, OptionError
@@ -368,6 +369,13 @@ def test_two_identical_cards_count_double() -> None:
     assert broken_rule(plus, 0, play("cyan:+3", "cyan:1")) in ("identical-pair", "card-in-hand")
 
 
+def test_both_cards_of_a_pair_stay_in_the_game() -> None:
+    state = position(["cyan:7", "cyan:7", "cyan:1"], [FILLER], [FILLER])
+    after, _ = act(state, 0, play("cyan:7", "cyan:7"))
+    assert after.top == "cyan:7"
+    assert after.discard == counts(["cyan:5", "cyan:7"])
+
+
 def test_two_identical_skips_skip_two_players() -> None:
     state = position(["cyan:skip", "cyan:skip", "cyan:1"], [FILLER], [FILLER], [FILLER])
     attacked_, _ = act(state, 0, play("cyan:skip", "cyan:skip"))
@@ -522,6 +530,8 @@ def test_half_hand_puts_half_the_hand_at_random_under_the_pile() -> None:
     assert len(after.hands[0]) == 3
     assert after.discard_size == 1 + 2
     assert after.top == "cyan:half_hand"
+    seen = RULES.view(after, 1)
+    assert (seen["discard_pile"], seen["discarded"]) == (3, ["cyan:5"])
     assert RULES.redact(events[-1], 1) == Event(
         "HalfHandDiscarded", {"seat": 0, "cards": None, "count": 2}
     )
@@ -1004,3 +1014,76 @@ def test_the_same_seed_gives_the_same_game() -> None:
     first, _ = random_game(4, {"tasks": "table"}, 7)
     again, _ = random_game(4, {"tasks": "table"}, 7)
     assert first == again
+
+
+# --- Planning on a view: sample and evaluate -----------------------------------------------------
+
+
+def dealt(state: State) -> State:
+    """`state` with the draw pile holding exactly the cards of the deck found nowhere else."""
+    out = [*(card for hand in state.hands for card in hand), *([state.top] if state.top else [])]
+    draw = [a - b - c for a, b, c in zip(state.deck, state.discard, counts(out), strict=True)]
+    assert min(draw) >= 0, "a position holding more copies of a card than the deck"
+    return replace(state, draw=tuple(draw))
+
+
+def samples(state: State, seat: int, count: int = 40) -> list[State]:
+    """`count` samples of what `seat` sees of `state`, each checked to look the same to it."""
+    options = INFO.resolve_options(state.players, {})
+    view = RULES.view(state, seat)
+    drawn = [RULES.sample(state.players, options, view, seat, Random(n)) for n in range(count)]
+    assert all(RULES.view(sample, seat) == view for sample in drawn)
+    return drawn
+
+
+def test_samples_hide_only_cards_the_seat_has_not_seen() -> None:
+    mine = ["green:7", "green:7", "cyan:1"]
+    others = (["green:2", "green:2", "yellow:4", "yellow:4"], ["magenta:1", "green:3", "green:3"])
+    state = dealt(position(mine, *others, discard=["cyan:+5", "cyan:9"]))
+    unseen = Counter(dict(zip((card.code for card in CARDS), state.deck, strict=True)))
+    unseen.subtract([*mine, "cyan:+5", "cyan:9", "cyan:5"])
+    for sample in samples(state, 0):
+        assert sample.hands[0] == state.hands[0]
+        assert [len(hand) for hand in sample.hands] == [3, 4, 3]
+        hidden = Counter([*sample.hands[1], *sample.hands[2]])
+        hidden.update(dict(zip((card.code for card in CARDS), sample.draw, strict=True)))
+        assert +hidden == +unseen
+    assert len({sample.hands[1] for sample in samples(state, 0)}) > 1
+
+
+def test_a_sampled_seat_that_had_to_draw_held_no_match() -> None:
+    state = dealt(position(["cyan:1"], ["cyan:8", "green:2", "green:4"], turn=1, phase="drawn"))
+    state = replace(state, drawn="cyan:8")
+    for sample in samples(state, 0):
+        assert sample.drawn is not None
+        assert sample.drawn in sample.hands[1]
+        assert [matches(sample, CARD[card]) for card in sample.hands[1]].count(True) == 1
+        assert {move["cards"][0] for move in RULES.legal_moves(sample, 1)} == {sample.drawn}
+
+
+def test_samples_keep_half_hand_cards_face_down() -> None:
+    hand = ["cyan:half_hand", "green:1", "green:2", "green:3", "green:4", "green:5"]
+    state = dealt(position(hand, [FILLER]))
+    after, _ = act(state, 0, play("cyan:half_hand", discard_half=True))
+    for sample in samples(after, 1):
+        assert sample.discard == after.discard
+        assert sum(sample.buried) == 2
+        assert sample.draw_size == after.draw_size
+
+
+def test_evaluate_favours_the_fewest_points_and_more_so_near_the_end() -> None:
+    hands = (["cyan:1", "cyan:2"], ["cyan:3", "cyan:4"], ["green:1", "green:2"])
+    early = RULES.evaluate(position(*hands, scores=[150, 50, 160]))
+    late = RULES.evaluate(position(*hands, scores=[450, 350, 460]))
+    assert max(early) == early[1]
+    assert late[1] > early[1] > 1 / 3
+    assert sum(late) == pytest.approx(1)
+
+
+def test_evaluate_favours_the_smaller_and_cheaper_hand() -> None:
+    small = ["cyan:1"]
+    big = ["cyan:skip", "green:+3", "brown:double", "green:9", "yellow:9", "magenta:9"]
+    shares = RULES.evaluate(position(small, big, scores=[100, 100]))
+    assert shares[0] > shares[1]
+    over = replace(position(small, big, scores=[520, 100]), phase=OVER)
+    assert RULES.evaluate(over) == (0.0, 1.0)
