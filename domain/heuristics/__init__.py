@@ -7,9 +7,9 @@ from collections.abc import Callable
 from random import Random
 
 from domain.bots import Turn
-from domain.heuristics import pig10, rollnbump
+from domain.heuristics import pig10, rollnbump, wobble
 from domain.rules import JSON
 
 Heuristic = Callable[[Turn, Random], JSON]
 
-HEURISTICS: dict[str, Heuristic] = {"pig10": pig10.choose, "rollnbump": rollnbump.choose}
+HEURISTICS: dict[str, Heuristic] = {"pig10": pig10.choose, "rollnbump": rollnbump.choose, "wobble": wobble.choose}
