@@ -1124,7 +1124,7 @@ def _splits(total: int, parts: int) -> tuple[tuple[int, ...], ...]:
     )
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)
 def _plan(demand: tuple[int, ...], supply: tuple[int, ...]) -> tuple[Reached, ...]:
     """For each step, every state it reaches (how many of each half-dealt kind are used) with the
     choices leading there: the state before, the split of the face's cards over its kinds, and the
