@@ -13,10 +13,13 @@ card existing in the state before it is drawn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, fields
 from fractions import Fraction
-from functools import cache
+from functools import cache, lru_cache
+from itertools import chain
+from math import exp, factorial, sqrt
 from random import Random
 from typing import NamedTuple
 
@@ -46,6 +49,7 @@ TARGET = 10
 RAISED_TARGET = 15
 
 STANDARD, TOO_SHORT, SHOWDOWN = "standard", "too_short", "showdown"
+CLOCKWISE, COUNTERCLOCKWISE = "clockwise", "counterclockwise"
 TEAM_SEATING: dict[int, tuple[int, ...]] = {
     4: (0, 1, 0, 1),
     5: (0, 1, 2, 0, 1),
@@ -93,6 +97,7 @@ TEAMS = Option(
 )
 
 
+@cache
 def deck_counts(pink_fours: int) -> tuple[int, ...]:
     """How many cards of each kind the deck holds (54 in all)."""
     pink_34, pink_45 = (pink_fours + 1) // 2, pink_fours // 2
@@ -158,9 +163,11 @@ class State:
     """Each seat's cards, by id."""
     draw_pile: tuple[int, ...]
     """Count of each kind still to draw."""
-    discard_pile: tuple[int, ...]
-    """Count of each kind discarded (a "too_short" game draws them again)."""
     scores: tuple[int, ...]
+    won: tuple[tuple[Card, ...], ...]
+    """Each seat's scored cards, the counted face up, oldest first."""
+    discarded: tuple[Card, ...] = ()
+    """The discard pile, as the cards landed on it (a "too_short" game draws them again)."""
     teams: tuple[int, ...] | None = None
     variant: str = STANDARD
     display: tuple[Placed, ...] = ()
@@ -185,6 +192,13 @@ class State:
     def draw_pile_size(self) -> int:
         return sum(self.draw_pile)
 
+    @property
+    def discard_pile(self) -> tuple[int, ...]:
+        """Count of each kind discarded."""
+        return _count_kinds((0,) * len(KINDS), self.discarded, +1)
+
+
+STATE_FIELDS = {field.name for field in fields(State)}
 
 # --- small helpers -------------------------------------------------------------------------------
 
@@ -194,6 +208,14 @@ def _replace(state: State, **changes: object) -> State:
     changed = object.__new__(State)
     changed.__dict__.update(state.__dict__, **changes)
     return changed
+
+
+def _state(**values: object) -> State:
+    """A `State` of every field, without `__init__`'s cost: `sample` is the search's hot path."""
+    assert values.keys() == STATE_FIELDS
+    state = object.__new__(State)
+    state.__dict__.update(values)
+    return state
 
 
 @cache
@@ -252,7 +274,7 @@ def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, t
     return None, cards
 
 
-def _count_kinds(counts: tuple[int, ...], cards: list[Card], sign: int) -> tuple[int, ...]:
+def _count_kinds(counts: tuple[int, ...], cards: Iterable[Card], sign: int) -> tuple[int, ...]:
     changed = list(counts)
     for card in cards:
         changed[KIND_OF[card.face, card.back]] += sign
@@ -268,8 +290,14 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
     return -1, None
 
 
-def _add_score(scores: tuple[int, ...], seat: int, points: int) -> tuple[int, ...]:
-    return (*scores[:seat], scores[seat] + points, *scores[seat + 1 :])
+def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> State:
+    """`state` after `seat` won `cards` worth `points`."""
+    scores = state.scores
+    return _replace(
+        state,
+        scores=(*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
+        won=_with(state.won, seat, state.won[seat] + cards),
+    )
 
 
 def _oriented(kind: int, rng: Random) -> tuple[int, int]:
@@ -278,11 +306,10 @@ def _oriented(kind: int, rng: Random) -> tuple[int, int]:
     return (first, second) if rng.randrange(2) else (second, first)
 
 
-def landing(state: State, face: int) -> tuple[int, int]:
+def landing(total: int, target: int, face: int) -> tuple[int, int]:
     """Total and target after a card showing `face` lands: a 4 raises the target first."""
     value = VALUE[face]
-    target = RAISED_TARGET if value == 4 else state.target
-    return state.total + value, target
+    return total + value, RAISED_TARGET if value == 4 else target
 
 
 def _outcome_phase(state: State, may_steal: bool) -> str:
@@ -352,7 +379,7 @@ def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
 def _cleared(state: State, discarded: list[Card]) -> State:
     return _replace(
         state,
-        discard_pile=_count_kinds(state.discard_pile, discarded, +1),
+        discarded=(*state.discarded, *discarded),
         display=(),
         total=0,
         target=TARGET,
@@ -360,11 +387,18 @@ def _cleared(state: State, discarded: list[Card]) -> State:
 
 
 def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
-    kept = {data["card"], *data["jackpot"]}
-    discarded = [placed.card for placed in state.display if placed.card.id not in kept]
+    jackpot = set(data["jackpot"])
+    won: list[Card] = []
+    discarded: list[Card] = []
+    for placed in state.display:
+        card = placed.card
+        if card.id == data["card"]:
+            won.append(card.flipped() if data["flip"] else card)
+        else:
+            (won if card.id in jackpot else discarded).append(card)
     points = data["points"] + data["jackpot_points"]
-    scored = _replace(state, scores=_add_score(state.scores, data["seat"], points), phase=DRAWING)
-    return _cleared(scored, discarded)
+    scored = _scored(state, data["seat"], tuple(won), points)
+    return _cleared(_replace(scored, phase=DRAWING), discarded)
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
@@ -385,13 +419,11 @@ def _next_foul_scorer(state: State) -> State:
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     seat = data["seat"]
-    _, hand = _without_card(state.hands[seat], data["card"])
-    scored = _replace(
-        state,
-        hands=_with(state.hands, seat, hand),
-        scores=_add_score(state.scores, seat, data["points"]),
-    )
-    return _next_foul_scorer(scored)
+    card, hand = _without_card(state.hands[seat], data["card"])
+    assert card is not None
+    won = card.flipped() if data["flip"] else card
+    played = _replace(state, hands=_with(state.hands, seat, hand))
+    return _next_foul_scorer(_scored(played, seat, (won,), data["points"]))
 
 
 def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
@@ -412,7 +444,7 @@ def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
     return _replace(
         state,
         draw_pile=state.discard_pile,
-        discard_pile=(0,) * len(KINDS),
+        discarded=(),
         refilled=True,
     )
 
@@ -530,7 +562,7 @@ def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
-    total, target = landing(state, face)
+    total, target = landing(state.total, state.target, face)
     log.emit(
         "CardPlayed",
         {
@@ -554,7 +586,7 @@ def _steal(log: _Log, seat: int, card_id: int) -> None:
         raise RuleError(
             "steal-from-another-player", f"card {card_id} is not in front of another player"
         )
-    total, target = landing(state, card.back)
+    total, target = landing(state.total, state.target, card.back)
     log.emit(
         "CardStolen",
         {
@@ -661,7 +693,7 @@ def _draw(log: _Log, seat: int, rng: Random) -> bool:
     if state.draw_pile_size or state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
-        log.emit("DiscardReshuffled", {"cards": sum(state.discard_pile)})
+        log.emit("DiscardReshuffled", {"cards": len(state.discarded)})
         if log.state.draw_pile_size:
             return True
     log.emit("GameEnded", {"reason": "draw-pile-empty"})
@@ -729,8 +761,8 @@ class Krumme10:
         return State(
             hands=((),) * players,
             draw_pile=deck_counts(pink_fours),
-            discard_pile=(0,) * len(KINDS),
             scores=(0,) * players,
+            won=((),) * players,
             teams=team_seating(players, options),
             variant=options.get(VARIANT.name, VARIANT.default),
         )
@@ -827,14 +859,16 @@ class Krumme10:
         return {
             "hands": [[_public_card(card) for card in hand] for hand in state.hands],
             "draw_pile": state.draw_pile_size,
-            "discard_pile": sum(state.discard_pile),
+            "discard_pile": len(state.discarded),
+            "discarded": [_shown_json(card) for card in state.discarded],
             "display": [_placed_json(placed) for placed in state.display],
             "total": state.total,
             "target": state.target,
             "scores": list(state.scores),
+            "won": [[_shown_json(card) for card in cards] for cards in state.won],
             "teams": None if state.teams is None else list(state.teams),
             "turn": state.turn,
-            "direction": "clockwise" if state.direction == 1 else "counterclockwise",
+            "direction": CLOCKWISE if state.direction == 1 else COUNTERCLOCKWISE,
             "phase": state.phase,
             "foul": (
                 {"scorers": list(state.foul_scorers), "any_card": state.foul_any_card}
@@ -861,10 +895,7 @@ class Krumme10:
             best = max(state.scores)
             winners = tuple(seat for seat, score in enumerate(state.scores) if score == best)
             return Result(winners=winners, scores=state.scores)
-        members = [
-            [seat for seat, team in enumerate(state.teams) if team == number]
-            for number in range(max(state.teams) + 1)
-        ]
+        members = team_members(state.teams)
         points = [sum(state.scores[seat] for seat in team) for team in members]
         team_scores = [
             Fraction(total, len(team)) for total, team in zip(points, members, strict=True)
@@ -879,71 +910,296 @@ class Krumme10:
             )
         )
         details: dict[str, JSON] = {
-            "teams": members,
+            "teams": [list(team) for team in members],
             "team_points": points,
             "team_scores": [float(score) for score in team_scores],
         }
         return Result(winners=winners, scores=state.scores, details=details)
 
+    def evaluate(self, state: State) -> tuple[float, ...]:
+        # A softmax of each team's expected points, cooler as fewer cards are left to come.
+        result = self.result(state)
+        if result is not None:
+            return result.shares()
+        points = expected_points(state)
+        teams = team_members(state.teams or tuple(range(state.players)))
+        standings = [sum(points[seat] for seat in team) / len(team) for team in teams]
+        spread = SPREAD_PER_TURN * sqrt(cards_to_come(state) / state.players) + LAST_SPREAD
+        best = max(standings)
+        weights = [exp((standing - best) / spread) for standing in standings]
+        total = sum(weights)
+        shares = [0.0] * state.players
+        for team, weight in zip(teams, weights, strict=True):
+            for seat in team:
+                shares[seat] = weight / total / len(team)
+        return tuple(shares)
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         # Every seat, the owner included, knows the same: only the backs of cards never flipped
         # and the draw pile are hidden. Deal those again from their common pool, keeping faces.
-        pool = [kind for kind, count in enumerate(state.draw_pile) for _ in range(count)]
-        hidden = [card for hand in state.hands for card in hand if not card.revealed]
-        hidden += [placed.card for placed in state.display if not placed.card.revealed]
-        pool += [KIND_OF[card.face, card.back] for card in hidden]
-        for _ in range(20):
-            rng.shuffle(pool)
-            backs = _assign_backs(hidden, pool)
-            if backs is not None:
-                return _with_backs(state, backs, pool)
-        return state
+        hidden = [card for card in _cards(state) if not card.revealed]
+        pool = _count_kinds(state.draw_pile, hidden, +1)
+        backs, draw_pile = deal_backs(_demand(hidden), pool, rng)
+
+        def rebacked(card: Card) -> Card:
+            return card if card.revealed else card._replace(back=take(backs[card.face], rng))
+
+        return _replace(
+            state,
+            hands=tuple(tuple(map(rebacked, hand)) for hand in state.hands),
+            display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),
+            discarded=tuple(map(rebacked, state.discarded)),
+            won=tuple(tuple(map(rebacked, cards)) for cards in state.won),
+            draw_pile=draw_pile,
+        )
+
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        # Every seat sees the same, so `seat` changes nothing. The deck less every card whose
+        # two faces are public is dealt to the unrevealed backs and the draw pile.
+        hands, display = view["hands"], view["display"]
+        discarded, won = view["discarded"], view["won"]
+        public = [*chain.from_iterable(hands), *display, *discarded, *chain.from_iterable(won)]
+        supply = list(deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default)))
+        demand = [0] * len(VALUE)
+        for card in public:
+            face, back = _face_code(card["face"], card["pink"]), card.get("back")
+            if back is None:
+                demand[face] += 1
+            else:
+                supply[KIND_OF[face, _face_code(back["face"], back["pink"])]] -= 1
+        backs, draw_pile = deal_backs(tuple(demand), tuple(supply), rng)
+
+        def dealt(card: Mapping[str, JSON]) -> Card:
+            face, back = _face_code(card["face"], card["pink"]), card.get("back")
+            if back is None:
+                return Card(card["id"], face, take(backs[face], rng))
+            return Card(card["id"], face, _face_code(back["face"], back["pink"]), True)
+
+        foul = view["foul"]
+        return _state(
+            hands=tuple(tuple(map(dealt, hand)) for hand in hands),
+            draw_pile=draw_pile,
+            scores=tuple(view["scores"]),
+            won=tuple(tuple(map(dealt, cards)) for cards in won),
+            discarded=tuple(map(dealt, discarded)),
+            teams=team_seating(players, options),
+            variant=view["variant"],
+            display=tuple(
+                Placed(dealt(placed), placed["seat"], placed["stolen_from"]) for placed in display
+            ),
+            total=view["total"],
+            target=view["target"],
+            turn=view["turn"],
+            direction=1 if view["direction"] == CLOCKWISE else -1,
+            phase=view["phase"],
+            foul_scorers=() if foul is None else tuple(foul["scorers"]),
+            foul_any_card=foul is not None and foul["any_card"],
+            refilled=view["refilled"],
+            # The last card drawn is in view: the one reshuffle takes only older cards away.
+            next_id=max((card["id"] for card in public), default=-1) + 1,
+        )
 
 
-def _assign_backs(hidden: list[Card], pool: list[int]) -> dict[int, int] | None:
-    """A back for every hidden card from `pool` (consumed), matching its face; None if stuck."""
-    backs: dict[int, int] = {}
-    for card in hidden:
-        for index, kind in enumerate(pool):
-            first, second = KINDS[kind]
-            if card.face in (first, second):
-                backs[card.id] = second if card.face == first else first
-                del pool[index]
-                break
-        else:
-            return None
-    return backs
-
-
-def _with_backs(state: State, backs: dict[int, int], rest: list[int]) -> State:
-    def rebacked(card: Card) -> Card:
-        back = backs.get(card.id)
-        return card if back is None else card._replace(back=back)
-
-    draw_pile = [0] * len(KINDS)
-    for kind in rest:
-        draw_pile[kind] += 1
-    return _replace(
-        state,
-        hands=tuple(tuple(rebacked(card) for card in hand) for hand in state.hands),
-        display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),
-        draw_pile=tuple(draw_pile),
+@cache
+def team_members(teams: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
+    """The seats of each team, by team number."""
+    return tuple(
+        tuple(seat for seat, team in enumerate(teams) if team == number)
+        for number in range(max(teams) + 1)
     )
 
 
-def _placed_json(placed: Placed) -> dict[str, JSON]:
-    card = placed.card
+# --- evaluation ----------------------------------------------------------------------------------
+
+SPREAD_PER_TURN = 1.5
+"""The softmax temperature in points, per square root of the turns each player has left: fitted
+(with `LAST_SPREAD`) to the outcomes of games between heuristic bots."""
+LAST_SPREAD = 0.5
+"""The temperature left when no card is to come: what the last moves may still change."""
+DISCARDED_SHARE = 0.75
+"""About three cards in four leave play to the discard pile, the rest are won."""
+
+
+def expected_points(state: State) -> list[float]:
+    """Each seat's points, with those it is about to score for sure: the last card (and the
+    jackpot) exactly on target, a foul scorer's best allowed card."""
+    points = [float(score) for score in state.scores]
+    if state.phase == CHOICE and state.total == state.target and state.turn is not None:
+        *before, last = state.display
+        points[state.turn] += VALUE[last.card.face]
+        if state.target == RAISED_TARGET:
+            pinks = sum(placed.card.face == PINK_FOUR for placed in before)
+            points[state.turn] += VALUE[PINK_FOUR] * pinks
+    if state.phase == FOUL:
+        for seat in state.foul_scorers:
+            points[seat] += max((VALUE[card.face] for card in foul_cards(state, seat)), default=0)
+    return points
+
+
+def cards_to_come(state: State) -> float:
+    """About how many cards are still to be played before the game ends."""
+    if state.variant == SHOWDOWN:
+        return state.draw_pile_size + sum(map(len, state.hands))
+    if state.variant == TOO_SHORT and not state.refilled:
+        discards = len(state.discarded) + len(state.display)
+        return state.draw_pile_size * (1 + DISCARDED_SHARE) + discards
+    return state.draw_pile_size
+
+
+def _cards(state: State) -> Iterator[Card]:
+    """Every card in front of the players, in the display, on the discard pile or won."""
+    yield from chain.from_iterable(state.hands)
+    yield from (placed.card for placed in state.display)
+    yield from state.discarded
+    yield from chain.from_iterable(state.won)
+
+
+def _demand(cards: Iterable[Card]) -> tuple[int, ...]:
+    """How many of `cards` show each face code."""
+    demand = [0] * len(VALUE)
+    for card in cards:
+        demand[card.face] += 1
+    return tuple(demand)
+
+
+# --- dealing hidden backs ------------------------------------------------------------------------
+# Nobody knows an unflipped back, and the deal was uniform, so every way of giving the hidden
+# cards and the draw pile the kinds left over, each card a kind with its up face, is equally likely.
+# Kinds join two faces in a ring (0-1-2-3-4-5-0, the 4 blue or pink), so dealing face by face
+# along the ring keeps only a few kinds half-dealt: a small dynamic programme counts the ways
+# exactly and draws from them.
+
+FACE_ORDER = (4, 3, PINK_FOUR, 5, 0, 1, 2)
+"""The blue 4 first, so the faces with three kinds (3 and 5) are dealt while few kinds are
+half-dealt, one of them pink (there are few): the cheapest order measured."""
+INVERSE_FACTORIAL = tuple(1 / factorial(n) for n in range(sum(deck_counts(0)) + 1))
+
+
+class _Step(NamedTuple):
+    """Dealing the cards of one face: the kinds it may be, and how they meet the half-dealt ones."""
+
+    face: int
+    kinds: tuple[int, ...]
+    backs: tuple[int, ...]
+    """For each kind, the back of a card of this face."""
+    closes: tuple[int, ...]
+    """For each kind, its place among the half-dealt kinds before this step; -1 if it opens."""
+    keeps: tuple[int, ...]
+    """The places of the half-dealt kinds this face does not touch."""
+
+
+def _steps() -> tuple[_Step, ...]:
+    steps: list[_Step] = []
+    half_dealt: list[int] = []
+    for face in FACE_ORDER:
+        kinds = tuple(kind for kind, faces in enumerate(KINDS) if face in faces)
+        closes = tuple(half_dealt.index(kind) if kind in half_dealt else -1 for kind in kinds)
+        keeps = tuple(at for at, kind in enumerate(half_dealt) if kind not in kinds)
+        half_dealt = [half_dealt[at] for at in keeps]
+        half_dealt += [kind for kind, at in zip(kinds, closes, strict=True) if at < 0]
+        backs = tuple(sum(KINDS[kind]) - face for kind in kinds)
+        steps.append(_Step(face, kinds, backs, closes, keeps))
+    return tuple(steps)
+
+
+STEPS = _steps()
+
+Reached = dict[tuple[int, ...], tuple[list[float], list[tuple[tuple[int, ...], tuple[int, ...]]]]]
+
+
+@cache
+def _splits(total: int, parts: int) -> tuple[tuple[int, ...], ...]:
+    """Every way to split `total` cards over `parts` kinds."""
+    if parts == 1:
+        return ((total,),)
+    return tuple(
+        (first, *rest) for first in range(total + 1) for rest in _splits(total - first, parts - 1)
+    )
+
+
+@lru_cache(maxsize=64)
+def _plan(demand: tuple[int, ...], supply: tuple[int, ...]) -> tuple[Reached, ...]:
+    """For each step, every state it reaches (how many of each half-dealt kind are used) with the
+    choices leading there: the state before, the split of the face's cards over its kinds, and the
+    running total of their weights. A weight is the number of deals a choice stands for, up to a
+    constant: the orders of the face's cards among its kinds, and of each kind dealt in full (the
+    rest of it is in the draw pile)."""
+    weights: dict[tuple[int, ...], float] = {(): 1.0}
+    plan = []
+    for step in STEPS:
+        reached: Reached = {}
+        for before, weight in weights.items():
+            for split in _splits(demand[step.face], len(step.kinds)):
+                factor, opened = weight, []
+                for kind, count, at in zip(step.kinds, split, step.closes, strict=True):
+                    used = count if at < 0 else before[at] + count
+                    if used > supply[kind]:
+                        break
+                    factor *= INVERSE_FACTORIAL[count]
+                    if at < 0:
+                        opened.append(count)
+                    else:
+                        factor *= INVERSE_FACTORIAL[supply[kind] - used]
+                else:
+                    after = (*(before[at] for at in step.keeps), *opened)
+                    running, choices = reached.setdefault(after, ([], []))
+                    running.append((running[-1] if running else 0.0) + factor)
+                    choices.append((before, split))
+        plan.append(reached)
+        weights = {after: running[-1] for after, (running, _) in reached.items()}
+    if () not in weights:
+        raise ValueError(f"no deal gives faces {demand} backs from the kinds {supply}")
+    return tuple(plan)
+
+
+def deal_backs(
+    demand: tuple[int, ...], supply: tuple[int, ...], rng: Random
+) -> tuple[list[list[int]], tuple[int, ...]]:
+    """Backs for `demand[face]` hidden cards of each face code from the kind counts `supply`,
+    uniformly among all deals: for each face, the backs its cards get (to `take` in any order);
+    and the kinds left for the draw pile."""
+    plan = _plan(demand, supply)
+    backs: list[list[int]] = [[] for _ in VALUE]
+    rest = list(supply)
+    state: tuple[int, ...] = ()
+    for step, reached in zip(reversed(STEPS), reversed(plan), strict=True):
+        running, choices = reached[state]
+        pick = bisect_right(running, rng.random() * running[-1])
+        state, split = choices[min(pick, len(choices) - 1)]
+        face_backs = backs[step.face]
+        for kind, back, count in zip(step.kinds, step.backs, split, strict=True):
+            rest[kind] -= count
+            face_backs += [back] * count
+    return backs, tuple(rest)
+
+
+def take(backs: list[int], rng: Random) -> int:
+    """One of `backs`, uniformly, removed from it."""
+    index = int(rng.random() * len(backs))
+    back = backs[index]
+    backs[index] = backs[-1]
+    backs.pop()
+    return back
+
+
+def _shown_json(card: Card) -> dict[str, JSON]:
+    """A card out of anyone's hands: its back too once it was flipped."""
     back = None
     if card.revealed:
         value, pink = _face_json(card.back)
         back = {"face": value, "pink": pink}
-    return {
-        **_public_card(card),
-        "seat": placed.seat,
-        "flipped": card.revealed,
-        "back": back,
-        "stolen_from": placed.stolen_from,
-    }
+    return {**_public_card(card), "flipped": card.revealed, "back": back}
+
+
+def _placed_json(placed: Placed) -> dict[str, JSON]:
+    return {**_shown_json(placed.card), "seat": placed.seat, "stolen_from": placed.stolen_from}
 
 
 def _strip_back(card: Mapping[str, JSON]) -> dict[str, JSON]:

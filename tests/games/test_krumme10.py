@@ -9,6 +9,7 @@ import copy
 import json
 from collections.abc import Iterable, Sequence
 from functools import partial, reduce
+from itertools import permutations
 from random import Random
 from typing import Any
 
@@ -26,6 +27,7 @@ from domain.games.krumme10 import (
     Card,
     Placed,
     State,
+    deal_backs,
     deck_counts,
 )
 from domain.rules import JSON, Event, OptionError
@@ -62,7 +64,7 @@ def position(
     target: int = TARGET,
     turn: int = 0,
     draw: tuple[int, ...] = FULL_DRAW,
-    discard: tuple[int, ...] = (0,) * len(KINDS),
+    discard: Sequence[Card] = (),
     scores: Sequence[int] | None = None,
     teams: tuple[int, ...] | None = None,
     variant: str = STANDARD,
@@ -74,8 +76,9 @@ def position(
     return State(
         hands=tuple(tuple(sorted(hand, key=lambda c: c.id)) for hand in hands),
         draw_pile=draw,
-        discard_pile=discard,
         scores=tuple(scores) if scores is not None else (0,) * len(hands),
+        won=((),) * len(hands),
+        discarded=tuple(discard),
         teams=teams,
         variant=variant,
         display=tuple(display),
@@ -797,7 +800,7 @@ def test_too_short_reshuffles_the_discard_pile_once() -> None:
         [card(4, 3, 2), card(5, 2, 3), card(6, 4, 5)],
         variant="too_short",
         draw=kinds((1, 2)),
-        discard=kinds((5, 0), (0, 1)),
+        discard=[card(30, 5, 0), card(31, 0, 1)],
     )
     after, events = act(state, 0, play(1))
     assert types(events) == ["CardPlayed", "CardDrawn", "DiscardReshuffled", "TurnPassed"]
@@ -919,3 +922,117 @@ def test_a_team_scores_its_sum_divided_by_its_size(
     assert result.scores == points
     assert result.details["team_scores"] == team_scores
     assert result.details["teams"] == [[0, 3], [1, 4], [2]]
+
+
+def test_won_and_discarded_cards_are_shown_with_backs_only_once_flipped() -> None:
+    state = position(
+        [card(1, 2, 3), card(2, 0, 1), card(3, 1, 0)],
+        [card(4, 3, 2)],
+        display=[shown(20, 5, 0), shown(21, 2, 1, flipped=True)],
+        scores=(4, 0),
+    )
+    scored, _ = acts(state, (0, play(1, flip=True)), (0, score(flip=True)))
+    view = RULES.view(scored, None)
+    assert view["won"] == [
+        [{"id": 1, "face": 2, "pink": False, "flipped": True, "back": {"face": 3, "pink": False}}],
+        [],
+    ]
+    assert view["discarded"] == [
+        {"id": 20, "face": 5, "pink": False, "flipped": False, "back": None},
+        {"id": 21, "face": 2, "pink": False, "flipped": True, "back": {"face": 1, "pink": False}},
+    ]
+    assert view["discard_pile"] == 2
+
+
+# --- search support: sample and evaluate ---------------------------------------------------------
+
+
+def all_known_0_1_cards() -> State:
+    """Every 0/1 card has been won flipped, so no hidden card can be one."""
+    won = tuple(Card(40 + n, 1, 0, True) for n in range(9))
+    state = position(
+        [card(1, 1, 2), card(2, 0, 5), card(3, 3, 4)],
+        [card(4, 5, 4), card(5, 0, 5), card(6, 2, 1)],
+        display=[shown(20, 2, 3)],
+        scores=(0, 9),
+    )
+    out = [c for hand in state.hands for c in hand] + [p.card for p in state.display] + list(won)
+    dealt = [KIND_OF[c.face, c.back] for c in out]
+    draw = tuple(count - dealt.count(kind) for kind, count in enumerate(FULL_DRAW))
+    return State(**{**state.__dict__, "won": ((), won), "draw_pile": draw})
+
+
+def test_a_sample_deals_hidden_backs_only_from_cards_nobody_has_seen_both_sides_of() -> None:
+    state = all_known_0_1_cards()
+    view = RULES.view(state, 0)
+    options = RULES.info.resolve_options(2, {})
+    rng = Random(SEED)
+    for _ in range(200):
+        sampled = RULES.sample(2, options, view, 0, rng)
+        assert RULES.view(sampled, 0) == view
+        hidden = [c for hand in sampled.hands for c in hand] + [p.card for p in sampled.display]
+        assert all(KIND_OF[c.face, c.back] != KIND_OF[0, 1] for c in hidden)
+        assert sampled.hands[0][0].back == 2, "a 1 that is no 0/1 card is a 1/2 card"
+        assert sampled.hands[0][1].back == 5, "a 0 that is no 0/1 card is a 5/0 card"
+        assert sampled.draw_pile[KIND_OF[0, 1]] == 0
+        dealt = [KIND_OF[c.face, c.back] for c in [*hidden, *sampled.won[1]]]
+        in_deck = [sampled.draw_pile[kind] + dealt.count(kind) for kind in range(len(KINDS))]
+        assert in_deck == list(FULL_DRAW), "the sample holds the whole deck"
+
+
+def test_sampled_backs_follow_the_odds_of_the_deal() -> None:
+    """Two 0/1 cards, a 1/2 and a 5/0: one shows a 1, one a 0, two are still to draw. Every way
+    the four cards could lie is equally likely; the sampler must agree."""
+    deck = [KIND_OF[0, 1], KIND_OF[0, 1], KIND_OF[1, 2], KIND_OF[5, 0]]
+    exact: dict[tuple[int, int], int] = {}
+    for order in permutations(deck):
+        showing_1, showing_0 = KINDS[order[0]], KINDS[order[1]]
+        if 1 in showing_1 and 0 in showing_0:
+            pair = (sum(showing_1) - 1, sum(showing_0) - 0)
+            exact[pair] = exact.get(pair, 0) + 1
+    supply = tuple(deck.count(kind) for kind in range(len(KINDS)))
+    demand = (1, 1, 0, 0, 0, 0, 0)
+    rng, draws = Random(SEED), 6000
+    seen: dict[tuple[int, int], int] = {}
+    for _ in range(draws):
+        backs, rest = deal_backs(demand, supply, rng)
+        pair = (backs[1][0], backs[0][0])
+        seen[pair] = seen.get(pair, 0) + 1
+        assert sum(rest) == 2
+    total = sum(exact.values())
+    for pair in exact.keys() | seen.keys():
+        assert seen.get(pair, 0) / draws == pytest.approx(exact.get(pair, 0) / total, abs=0.03)
+
+
+def test_a_clear_leader_near_the_end_gets_the_largest_share() -> None:
+    hands = ([card(1, 3, 2)], [card(2, 3, 2)], [card(3, 3, 2)])
+    late = position(*hands, scores=(20, 12, 10), draw=kinds((5, 0), (2, 3)))
+    early = position(*hands, scores=(20, 12, 10))
+    late_shares, early_shares = RULES.evaluate(late), RULES.evaluate(early)
+    assert max(late_shares) == late_shares[0] > 0.9
+    assert late_shares[1] > late_shares[2]
+    assert early_shares[0] < late_shares[0], "a lead is worth more the less is left to play"
+    level = position(*hands, scores=(5, 5, 5))
+    assert RULES.evaluate(level) == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+
+
+def test_evaluation_counts_points_about_to_be_scored() -> None:
+    state = position(
+        [card(1, 5, 4), card(2, 0, 1)],
+        [card(4, 3, 2)],
+        display=[shown(20, 3, 2), shown(21, 2, 1)],
+        scores=(3, 3),
+    )
+    on_target, _ = act(state, 0, play(1))
+    assert on_target.phase == "choice"
+    assert RULES.evaluate(on_target)[0] > 0.5 == RULES.evaluate(state)[0]
+
+
+def test_team_shares_are_split_between_members() -> None:
+    hands = [[card(seat + 1, 3, 2)] for seat in range(5)]
+    state = position(*hands, scores=(9, 4, 5, 2, 4), teams=(0, 1, 2, 0, 1))
+    shares = RULES.evaluate(state)
+    assert sum(shares) == pytest.approx(1)
+    assert shares[0] == shares[3]
+    assert shares[1] == shares[4]
+    assert shares[0] + shares[3] > shares[2] > shares[1] + shares[4], "team averages 5.5, 5, 4"
