@@ -7,9 +7,14 @@ from collections.abc import Callable
 from random import Random
 
 from domain.bots import Turn
-from domain.heuristics import pig10, rollnbump, wobble
+from domain.heuristics import krumme10, pig10, rollnbump, wobble
 from domain.rules import JSON
 
 Heuristic = Callable[[Turn, Random], JSON]
 
-HEURISTICS: dict[str, Heuristic] = {"pig10": pig10.choose, "rollnbump": rollnbump.choose, "wobble": wobble.choose}
+HEURISTICS: dict[str, Heuristic] = {
+    "pig10": pig10.choose,
+    "krumme10": krumme10.choose,
+    "rollnbump": rollnbump.choose,
+    "wobble": wobble.choose,
+}
