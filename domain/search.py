@@ -48,9 +48,9 @@ class Budget:
 
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(iterations=30, seconds=0.05, horizon=4),
-    "medium": Budget(iterations=120, seconds=0.2, horizon=8),
-    "hard": Budget(iterations=1000, seconds=1.0, horizon=16),
+    "easy": Budget(iterations=25, seconds=0.05, horizon=3),
+    "medium": Budget(iterations=80, seconds=0.15, horizon=6),
+    "hard": Budget(iterations=800, seconds=1.0, horizon=12),
 }
 
 
