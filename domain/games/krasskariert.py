@@ -10,7 +10,7 @@ it with the rng `decide` is given, so no future card exists in the state before 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from itertools import product
 from random import Random
@@ -23,6 +23,7 @@ X, DRAW, STOP = 13, 14, 15
 NUMBERS = range(1, 13)
 DECK_COUNTS: tuple[int, ...] = (0, *(4,) * 12, 2, 2, 2)
 """How many cards of each code the deck holds: four of each number 1..12, two X, DRAW, STOP."""
+NO_CARDS: tuple[int, ...] = (0,) * len(DECK_COUNTS)
 DRAW_PILE_SIZE = 6
 CARDS_PER_DRAW = 3
 RESERVE_SIZE = 2
@@ -116,6 +117,11 @@ class State:
     draws_left: int = 0
     """Cards the trick winner has still to draw after `drawn`."""
     losers: tuple[int, ...] = ()
+    out: tuple[int, ...] = NO_CARDS
+    """Count of each card code played in an earlier trick of this hand: seen by all, now gone."""
+    taken: tuple[tuple[int, int], ...] = ()
+    """(seat, card), sorted, for each reserve card taken into a hand this hand whose seat has
+    played no card of that face since: what everyone knows to be in a hidden hand."""
 
     @property
     def players(self) -> int:
@@ -130,6 +136,7 @@ def _turn_taken(
     trick: tuple[Play, ...],
     turn: int | None,
     waiting: tuple[int, ...],
+    taken: tuple[tuple[int, int], ...],
 ) -> State:
     """`state` after a play or a pass: the hot path, built directly (`replace` is slow)."""
     return State(
@@ -147,6 +154,8 @@ def _turn_taken(
         drawn=state.drawn,
         draws_left=state.draws_left,
         losers=state.losers,
+        out=state.out,
+        taken=taken,
     )
 
 
@@ -198,7 +207,7 @@ def _card_json(card: int) -> JSON:
     return WIRE[card]
 
 
-def _cards_json(cards: tuple[int, ...]) -> list[JSON]:
+def _cards_json(cards: Iterable[int]) -> list[JSON]:
     return [WIRE[card] for card in cards]
 
 
@@ -304,10 +313,11 @@ class KrassKariert:
                 dealt = [card for hand in state.hands for card in hand]
                 dealt += [card for reserve in state.reserves for card in reserve]
                 return replace(
-                    self._led_by(state, data["leader"]),
+                    self._led_by(state, data["leader"], NO_CARDS),
                     unseen=multiset.without(DECK_COUNTS, dealt),
                     draw_pile=data["draw_pile"],
                     hand_number=data["hand"],
+                    taken=(),
                 )
             case "CardsPlayed":
                 return self._played(state, data)
@@ -322,6 +332,8 @@ class KrassKariert:
                     trick=state.trick,
                     turn=state.waiting[0] if state.waiting else None,
                     waiting=state.waiting[1:],
+                    # Reserves lie face up: everyone saw this card go into the hand.
+                    taken=tuple(sorted((*state.taken, (seat, card)))),
                 )
             case "TrickWon":
                 draws = data["draws"]
@@ -352,7 +364,8 @@ class KrassKariert:
                     turn=seat if state.draws_left else None,
                 )
             case "TrickStarted":
-                return self._led_by(state, data["leader"])
+                played = (card for play in state.trick for card in play.cards)
+                return self._led_by(state, data["leader"], _with_cards(state.out, played))
             case "HandLost":
                 seats = data["seats"]
                 chips = list(state.chips)
@@ -368,8 +381,8 @@ class KrassKariert:
         raise ValueError(f"krasskariert has no event {event.type!r}")
 
     @staticmethod
-    def _led_by(state: State, leader: int) -> State:
-        """`state` with a fresh trick led by `leader`."""
+    def _led_by(state: State, leader: int, out: tuple[int, ...]) -> State:
+        """`state` with a fresh trick led by `leader`, `out` the cards played before it."""
         return replace(
             state,
             leader=leader,
@@ -377,6 +390,7 @@ class KrassKariert:
             waiting=_clockwise_after(leader, state.hands),
             trick=(),
             trick_winner=None,
+            out=out,
         )
 
     @staticmethod
@@ -389,6 +403,14 @@ class KrassKariert:
         turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
         if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
             turn, waiting = None, ()
+        taken = state.taken
+        if taken:
+            # A card of the same face as a taken reserve card may have been that card.
+            kept = list(taken)
+            for card in cards:
+                if (seat, card) in kept:
+                    kept.remove((seat, card))
+            taken = tuple(kept)
         return _turn_taken(
             state,
             hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
@@ -396,6 +418,7 @@ class KrassKariert:
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
+            taken=taken,
         )
 
     # -- who acts and how -----------------------------------------------------------------------
@@ -630,6 +653,11 @@ class KrassKariert:
             "trick_winner": state.trick_winner,
             "draws_left": state.draws_left + (state.drawn is not None),
             "losers": list(state.losers),
+            "out": _cards_json(_cards_of(state.out)),
+            "taken": [
+                [WIRE[card] for who, card in state.taken if who == row]
+                for row in range(state.players)
+            ],
         }
         if seat is not None:
             view["hand"] = _cards_json(state.hands[seat])
@@ -674,28 +702,135 @@ class KrassKariert:
 
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         hidden = [s for s in range(state.players) if s != seat]
-        pool = [card for card, count in enumerate(state.unseen) for _ in range(count)]
-        pool += [card for s in hidden for card in state.hands[s]]
+        pool = _cards_of(state.unseen)
+        # The reserve cards a hidden hand surely holds stay in it; only the rest is re-drawn.
+        for s in hidden:
+            rest = list(state.hands[s])
+            for who, card in state.taken:
+                if who == s:
+                    rest.remove(card)
+            pool += rest
         others_drawn = state.drawn is not None and state.turn != seat
         if others_drawn:
             assert state.drawn is not None
             pool.append(state.drawn)
-        rng.shuffle(pool)
-        hands = list(state.hands)
-        for s in hidden:
-            size = len(hands[s])
-            hands[s], pool = tuple(pool[:size]), pool[size:]
-        drawn = state.drawn
-        if others_drawn:
-            drawn, pool = pool[0], pool[1:]
-        return replace(state, hands=tuple(hands), drawn=drawn, unseen=_counts(pool))
+        hands, drawn, unseen = _deal_hidden(
+            list(state.hands),
+            [len(hand) for hand in state.hands],
+            hidden,
+            taken=state.taken,
+            pool=pool,
+            draw_one=others_drawn,
+            rng=rng,
+        )
+        return replace(
+            state, hands=hands, drawn=drawn if others_drawn else state.drawn, unseen=unseen
+        )
+
+    def sample(
+        self,
+        players: int,
+        options: Mapping[str, JSON],
+        view: Mapping[str, JSON],
+        seat: int,
+        rng: Random,
+    ) -> State:
+        """A state `seat` could be in: the other hands (around the reserve cards they surely
+        hold), the drawn card of another seat and the unseen cards drawn from the deck less
+        every card the view shows or shows to be out of play."""
+        hand = _codes(view["hand"])
+        reserves = tuple(_codes(row) for row in view["reserves"])
+        trick = tuple(
+            Play(
+                play["seat"],
+                _codes(play["cards"]),
+                KIND_NAMES.index(play["kind"]),
+                play["rank"] or 0,
+            )
+            for play in view["trick"]
+        )
+        taken = tuple((who, CODE[card]) for who, row in enumerate(view["taken"]) for card in row)
+        out = _codes(view["out"])
+        inserting = view["phase"] == "insert"
+        own_drawn = CODE[view["drawn"]] if "drawn" in view else None
+        shown = [*hand, *out, *(card for row in reserves for card in row)]
+        shown += [card for play in trick for card in play.cards]
+        shown += [card for who, card in taken if who != seat]
+        if own_drawn is not None:
+            shown.append(own_drawn)
+        hands, drawn, unseen = _deal_hidden(
+            [hand if s == seat else () for s in range(players)],
+            view["hand_sizes"],
+            [s for s in range(players) if s != seat],
+            taken=taken,
+            pool=_cards_of(multiset.without(DECK_COUNTS, shown)),
+            draw_one=inserting and own_drawn is None,
+            rng=rng,
+        )
+        return State(
+            chips=tuple(view["chips"]),
+            hands=hands,
+            reserves=reserves,
+            unseen=unseen,
+            draw_pile=view["draw_pile"],
+            hand_number=view["hand_number"],
+            leader=view["leader"],
+            turn=view["turn"],
+            waiting=tuple(view["waiting"]),
+            trick=trick,
+            trick_winner=view["trick_winner"],
+            drawn=own_drawn if own_drawn is not None else drawn,
+            draws_left=view["draws_left"] - inserting,
+            losers=tuple(view["losers"]),
+            out=_counts(out),
+            taken=taken,
+        )
 
 
-def _counts(cards: list[int]) -> tuple[int, ...]:
-    counts = [0] * len(DECK_COUNTS)
+def _deal_hidden(
+    hands: list[tuple[int, ...]],
+    sizes: list[int],
+    hidden: list[int],
+    *,
+    taken: tuple[tuple[int, int], ...],
+    pool: list[int],
+    draw_one: bool,
+    rng: Random,
+) -> tuple[tuple[tuple[int, ...], ...], int | None, tuple[int, ...]]:
+    """`hands` with each `hidden` seat's hand dealt afresh from `pool` to its size in `sizes`,
+    keeping the reserve cards `taken` says it holds, at random places; a drawn card if
+    `draw_one`; and the rest of `pool`, unseen."""
+    rng.shuffle(pool)
+    start = 0
+    for seat in hidden:
+        known = [card for who, card in taken if who == seat]
+        end = start + sizes[seat] - len(known)
+        hand = pool[start:end]
+        for card in known:
+            hand.insert(rng.randrange(len(hand) + 1), card)
+        hands[seat] = tuple(hand)
+        start = end
+    drawn = None
+    if draw_one:
+        drawn, start = pool[start], start + 1
+    return tuple(hands), drawn, _counts(pool[start:])
+
+
+def _cards_of(counts: tuple[int, ...]) -> list[int]:
+    """The cards of the multiset `counts`, lowest code first."""
+    return [card for card, count in enumerate(counts) for _ in range(count)]
+
+
+def _with_cards(counts: tuple[int, ...], cards: Iterable[int]) -> tuple[int, ...]:
+    """`counts` plus one of each of `cards`."""
+    more = list(counts)
     for card in cards:
-        counts[card] += 1
-    return tuple(counts)
+        more[card] += 1
+    return tuple(more)
+
+
+def _counts(cards: Iterable[int]) -> tuple[int, ...]:
+    return _with_cards(NO_CARDS, cards)
 
 
 RULES = KrassKariert()
