@@ -1000,6 +1000,64 @@ def test_a_sample_draws_the_card_another_seat_is_inserting_but_keeps_ones_own() 
     assert RULES.legal_moves(own, 0) == RULES.legal_moves(state, 0)
 
 
+# --- How a seat stands: evaluate ----------------------------------------------------------------
+
+
+def test_a_finished_game_is_evaluated_as_its_result() -> None:
+    state = table([12, 2], [9, 1], [6], leader=1, reserves=[[1], [], []], chips=[0, 1, 0])
+    after, _ = act(state, 1, play(0, 1, "single", 9))
+    result = RULES.result(after)
+    assert result is not None
+    assert RULES.evaluate(after) == result.shares() == (0.5, 0.5, 0.0)
+
+
+def test_a_game_everyone_lost_is_evaluated_evenly() -> None:
+    """All play out in one trick with no chips left: no winner to share the win."""
+    state = table([4], [9], [12, 12], chips=[0, 0, 0])
+    state, _ = act(state, 0, play(0, 1, "single", 4))
+    state, _ = act(state, 1, play(0, 1, "single", 9))
+    after, _ = act(state, 2, play(0, 2, "pair", 12))
+    result = RULES.result(after)
+    assert result is not None
+    assert result.winners == ()
+    assert RULES.evaluate(after) == pytest.approx((1 / 3,) * 3)
+
+
+def test_the_seat_nearest_an_empty_hand_has_the_largest_share() -> None:
+    state = table(
+        [12, 11],
+        [1, 3, 5, 7, 9, 11, 2, 4, 6],
+        [4, 4, 8, 8, 10],
+        reserves=[[], [], [6, 6]],
+        chips=[1, 1, 1],
+        leader=1,
+    )
+    shares = RULES.evaluate(state)
+    assert sum(shares) == pytest.approx(1)
+    assert shares[0] > shares[2] > shares[1]
+    assert shares[1] < 0.2
+
+
+def test_chips_weigh_more_as_the_game_nears_its_end() -> None:
+    hands = ([1, 5, 9], [2, 6, 10], [3, 7, 11])
+    even = RULES.evaluate(table(*hands, chips=[3, 3, 3]))
+    assert even[0] > even[1] == pytest.approx(even[2]), "leading is an edge"
+    early = RULES.evaluate(table(*hands, chips=[3, 3, 2]))
+    late = RULES.evaluate(table(*hands, chips=[1, 1, 0]))
+    assert early[2] < early[1]
+    assert late[2] < early[2], "one chip behind costs more with few chips left"
+    assert late[2] < 0.5 * late[1]
+
+
+def test_the_same_gap_between_hands_decides_more_as_they_empty() -> None:
+    """Seat 1 is one single card behind the others, early and late in a hand."""
+    early = RULES.evaluate(
+        table([1, 5, 9, 1, 5, 9, 1], [2, 6, 10, 2, 6, 10, 2, 6], [3, 7, 11] * 2 + [3])
+    )
+    late = RULES.evaluate(table([1], [2, 6], [3]))
+    assert late[2] - late[1] > early[2] - early[1] > 0
+
+
 # --- Whole games with every player count and first seat ------------------------------------------
 
 
