@@ -883,6 +883,8 @@ def test_the_view_of_a_trick_in_progress() -> None:
         "trick_winner": None,
         "draws_left": 0,
         "losers": [],
+        "out": [],
+        "taken": [[], [], []],
         "hand": [2, 1],
     }
     json.dumps(view)
@@ -897,6 +899,163 @@ def test_conceal_redraws_what_a_seat_cannot_see() -> None:
         if seat is not None:
             assert other.hands[seat] == state.hands[seat]
         assert other.reserves == state.reserves
+
+
+# --- What everyone saw, and the states a seat could be in ---------------------------------------
+
+
+def test_the_view_keeps_the_cards_out_of_play_and_the_reserve_cards_taken() -> None:
+    state = table([4, 8, 8], [5, 1], [6, 2], reserves=[[], [3, 9], [12]])
+    state, _ = act(state, 0, play(0, 1, "single", 4))
+    state, _ = act(state, 1, take(9, 0))
+    view = RULES.view(state, 0)
+    assert view["out"] == [], "the trick's cards are still in the middle"
+    assert view["taken"] == [[], [9], []]
+    assert RULES.view(state, 1)["taken"] == view["taken"]
+    state, _ = act(state, 2, take(12, 2))
+    assert RULES.view(state, None)["out"] == [4]
+    assert RULES.view(state, None)["taken"] == [[], [9], [12]]
+    state, _ = act(state, 0, play(0, 1, "single", 8))
+    state, _ = act(state, 1, play(0, 1, "single", 9))
+    state, _ = act(state, 2, play(2, 1, "single", 12))
+    view = RULES.view(state, None)
+    assert view["out"] == [4, 8, 9, 12]
+    assert view["taken"] == [[], [], []], "the cards played were the reserve cards"
+
+
+def test_a_card_played_of_a_taken_face_may_have_been_the_taken_one() -> None:
+    state = table([3], [2, 9], [6, 7], reserves=[[], [2], [1]])
+    state, _ = act(state, 0, play(0, 1, "single", 3))
+    state, _ = act(state, 1, take(2, 0))
+    state, _ = act(state, 2, take(1, 0))
+    assert RULES.view(state, None)["taken"] == [[], [2], [1]]
+    assert state.turn == 1, "seat 0 won with its last card: the next seat clockwise leads"
+    state, _ = act(state, 1, play(1, 1, "single", 2))
+    assert hand(state, 1) == [2, 9], "in truth the reserve 2 is still there"
+    assert RULES.view(state, 2)["taken"] == [[], [], [1]], "but no one else can tell"
+
+
+def test_a_new_hand_forgets_the_cards_out_and_taken() -> None:
+    state = table([12, 2], [9, 1, 4], [6], leader=1, reserves=[[1], [], [2]])
+    state, _ = act(state, 1, play(2, 1, "single", 4))
+    state, _ = act(state, 2, take(2, 0))
+    state, _ = act(state, 0, take(1, 0))
+    assert RULES.view(state, None)["out"] == [4]
+    assert RULES.view(state, None)["taken"] == [[1], [], [2]]
+    state, events = act(state, 1, play(0, 1, "single", 9))
+    assert of_type(events, "HandLost") == [{"seats": [2], "reason": "cannot-beat"}]
+    assert RULES.view(state, None)["out"] == []
+    assert RULES.view(state, None)["taken"] == [[], [], []]
+
+
+def cards_of(counts: Sequence[int]) -> Counter[int]:
+    return Counter({card: count for card, count in enumerate(counts) if count})
+
+
+def test_samples_draw_the_hidden_cards_from_those_nobody_has_seen_played() -> None:
+    _, state = dealt(4, SEED)
+    rng = Random(SEED)
+    while sum(state.out) < 8 or not state.taken or state.drawn is not None:
+        seat = state.turn
+        assert seat is not None
+        state = fold(
+            state, RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
+        )
+    view = RULES.view(state, 0)
+    options = RULES.info.resolve_options(4, {})
+    visible = Counter(state.hands[0])
+    visible.update(card for row in state.reserves for card in row)
+    visible.update(card for play in state.trick for card in play.cards)
+    visible.update(cards_of(state.out))
+    hidden = cards_of(DECK_COUNTS) - visible
+    seen_hands = set()
+    for seed in range(40):
+        sample = RULES.sample(4, options, view, 0, Random(seed))
+        assert RULES.view(sample, 0) == view
+        dealt_hidden = cards_of(sample.unseen)
+        for seat in (1, 2, 3):
+            dealt_hidden.update(sample.hands[seat])
+        assert dealt_hidden == hidden, "exactly the cards the view leaves unaccounted for"
+        for seat, card in state.taken:
+            assert card in sample.hands[seat], "a reserve card taken stays in its hand"
+        seen_hands.add(sample.hands[1])
+    assert len(seen_hands) > 30
+
+
+def test_a_sample_draws_the_card_another_seat_is_inserting_but_keeps_ones_own() -> None:
+    state = table(["DRAW", 3], [5], [6], reserves=[[], [1], [2]])
+    state, _ = act(state, 0, draw(0))
+    state, _ = act(state, 1, take(1, 0))
+    state, _ = act(state, 2, take(2, 0))
+    assert state.drawn is not None
+    options = RULES.info.resolve_options(3, {})
+    own = RULES.sample(3, options, RULES.view(state, 0), 0, Random(1))
+    assert own.drawn == state.drawn
+    assert own.draws_left == state.draws_left
+    others = {
+        RULES.sample(3, options, RULES.view(state, 1), 1, Random(seed)).drawn for seed in range(30)
+    }
+    assert None not in others
+    assert len(others) > 3
+    assert RULES.legal_moves(own, 0) == RULES.legal_moves(state, 0)
+
+
+# --- How a seat stands: evaluate ----------------------------------------------------------------
+
+
+def test_a_finished_game_is_evaluated_as_its_result() -> None:
+    state = table([12, 2], [9, 1], [6], leader=1, reserves=[[1], [], []], chips=[0, 1, 0])
+    after, _ = act(state, 1, play(0, 1, "single", 9))
+    result = RULES.result(after)
+    assert result is not None
+    assert RULES.evaluate(after) == result.shares() == (0.5, 0.5, 0.0)
+
+
+def test_a_game_everyone_lost_is_evaluated_evenly() -> None:
+    """All play out in one trick with no chips left: no winner to share the win."""
+    state = table([4], [9], [12, 12], chips=[0, 0, 0])
+    state, _ = act(state, 0, play(0, 1, "single", 4))
+    state, _ = act(state, 1, play(0, 1, "single", 9))
+    after, _ = act(state, 2, play(0, 2, "pair", 12))
+    result = RULES.result(after)
+    assert result is not None
+    assert result.winners == ()
+    assert RULES.evaluate(after) == pytest.approx((1 / 3,) * 3)
+
+
+def test_the_seat_nearest_an_empty_hand_has_the_largest_share() -> None:
+    state = table(
+        [12, 11],
+        [1, 3, 5, 7, 9, 11, 2, 4, 6],
+        [4, 4, 8, 8, 10],
+        reserves=[[], [], [6, 6]],
+        chips=[1, 1, 1],
+        leader=1,
+    )
+    shares = RULES.evaluate(state)
+    assert sum(shares) == pytest.approx(1)
+    assert shares[0] > shares[2] > shares[1]
+    assert shares[1] < 0.2
+
+
+def test_chips_weigh_more_as_the_game_nears_its_end() -> None:
+    hands = ([1, 5, 9], [2, 6, 10], [3, 7, 11])
+    even = RULES.evaluate(table(*hands, chips=[3, 3, 3]))
+    assert even[0] > even[1] == pytest.approx(even[2]), "leading is an edge"
+    early = RULES.evaluate(table(*hands, chips=[3, 3, 2]))
+    late = RULES.evaluate(table(*hands, chips=[1, 1, 0]))
+    assert early[2] < early[1]
+    assert late[2] < early[2], "one chip behind costs more with few chips left"
+    assert late[2] < 0.5 * late[1]
+
+
+def test_the_same_gap_between_hands_decides_more_as_they_empty() -> None:
+    """Seat 1 is one single card behind the others, early and late in a hand."""
+    early = RULES.evaluate(
+        table([1, 5, 9, 1, 5, 9, 1], [2, 6, 10, 2, 6, 10, 2, 6], [3, 7, 11] * 2 + [3])
+    )
+    late = RULES.evaluate(table([1], [2, 6], [3]))
+    assert late[2] - late[1] > early[2] - early[1] > 0
 
 
 # --- Whole games with every player count and first seat ------------------------------------------

@@ -1,0 +1,191 @@
+"""Krass Kariert rules of thumb: shed the cards that only a lead gets rid of, beat when it
+shortens the hand, spend DRAW and STOP before a reserve card, never win a trick that draws.
+
+Each rule looks at the seat's hand and legal moves and either picks a move or leaves it to the
+next rule; `choose` asks them in order of urgency.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from random import Random
+
+from domain.bots import Turn
+from domain.games.krasskariert import CODE, COMBINATIONS, KIND_NAMES, plays_to_empty
+from domain.rules import JSON
+
+
+@dataclass(frozen=True, slots=True)
+class Spot:
+    """What the rules of thumb look at, decoded once from the seat's view."""
+
+    hand: tuple[int, ...]
+    drawn: int | None
+    """The card drawn and still to insert."""
+    moves: Sequence[JSON]
+    following: bool
+    """Someone led this trick: the seat beats, passes or plays DRAW or STOP."""
+    last_to_act: bool
+    draw_in_trick: bool
+
+    @classmethod
+    def of(cls, turn: Turn) -> Spot:
+        view = turn.view
+        return cls(
+            hand=tuple(CODE[card] for card in view["hand"]),
+            drawn=CODE[view["drawn"]] if "drawn" in view else None,
+            moves=turn.moves,
+            following=view["phase"] == "follow",
+            last_to_act=not view["waiting"],
+            draw_in_trick=any(play["kind"] == "draw" for play in view["trick"]),
+        )
+
+    def of_type(self, *types: str) -> list[JSON]:
+        return [move for move in self.moves if move["type"] in types]
+
+
+Rule = Callable[[Spot, Random], JSON | None]
+
+
+def hand_after(spot: Spot, move: JSON) -> tuple[int, ...]:
+    """The seat's hand once `move` is made."""
+    hand, at = spot.hand, move["at"]
+    match move["type"]:
+        case "play":
+            return hand[:at] + hand[at + move["count"] :]
+        case "stop" | "draw":
+            return hand[:at] + hand[at + 1 :]
+        case "pass":
+            return (*hand[:at], CODE[move["card"]], *hand[at:])
+    assert spot.drawn is not None
+    return (*hand[:at], spot.drawn, *hand[at:])
+
+
+def combinations_in(hand: tuple[int, ...]) -> int:
+    """How many windows of two or three adjacent cards form a combination: ways to beat later."""
+    return sum(
+        bool(COMBINATIONS.get(hand[at : at + size]))
+        for size in (2, 3)
+        for at in range(len(hand) - size + 1)
+    )
+
+
+def shape(spot: Spot, move: JSON) -> tuple[int, int]:
+    """How far from empty `move` leaves the hand, lowest best: plays it needs at least, then
+    fewer windows that form a combination."""
+    hand = hand_after(spot, move)
+    return plays_to_empty(hand), -combinations_in(hand)
+
+
+def strength(move: JSON) -> tuple[int, int]:
+    """How hard a combination is to beat: its kind, then its rank."""
+    return KIND_NAMES.index(move["kind"]), move["rank"]
+
+
+def best(moves: Sequence[JSON], key: Callable[[JSON], tuple[int, ...]], rng: Random) -> JSON:
+    """One of the `moves` with the lowest `key`, ties broken by `rng`."""
+    keys = [key(move) for move in moves]
+    lowest = min(keys)
+    return rng.choice([move for move, value in zip(moves, keys, strict=True) if value == lowest])
+
+
+def by_shape_then_strength(spot: Spot) -> Callable[[JSON], tuple[int, ...]]:
+    """Key of a play: fewest plays left, then the weakest combination, then most combinations."""
+
+    def key(move: JSON) -> tuple[int, ...]:
+        plays, combinations = shape(spot, move)
+        return plays, *strength(move), combinations
+
+    return key
+
+
+def fit_the_drawn_card(spot: Spot, rng: Random) -> JSON | None:
+    """Insert a drawn card where it leaves the fewest plays and the most combinations: beside a
+    card it pairs or runs with, so that it can leave the hand together with it."""
+    inserts = spot.of_type("insert")
+    return best(inserts, lambda move: shape(spot, move), rng) if inserts else None
+
+
+def play_out(spot: Spot, rng: Random) -> JSON | None:
+    """Empty the hand when one play can: a seat without hand cards is safe for this hand."""
+    emptying = [move for move in spot.of_type("play", "stop", "draw") if not hand_after(spot, move)]
+    return rng.choice(emptying) if emptying else None
+
+
+def lead_the_weakest(spot: Spot, rng: Random) -> JSON | None:
+    """Lead what leaves the fewest plays, the weakest such combination first: a low card can
+    only ever leave the hand as a lead, while strong ones stay to beat with when following."""
+    if spot.following:
+        return None
+    if leads := spot.of_type("play"):
+        return best(leads, by_shape_then_strength(spot), rng)
+    return rng.choice(spot.moves)  # a hand of DRAW and STOP cards only
+
+
+def dodge_the_draw(spot: Spot, rng: Random) -> JSON | None:
+    """Last to act on a trick with DRAW cards in it, do not win it (its winner draws three cards
+    per DRAW): add a DRAW card of your own, or take a reserve card, rather than beat."""
+    if not (spot.last_to_act and spot.draw_in_trick):
+        return None
+    if draws := spot.of_type("draw"):
+        return rng.choice(draws)
+    passes = spot.of_type("pass")
+    return best(passes, lambda move: shape(spot, move), rng) if passes else None
+
+
+def beat_when_it_shortens(spot: Spot, rng: Random) -> JSON | None:
+    """Beat with the play that leaves the fewest plays, the weakest of those, if it leaves fewer
+    plays than now: breaking up a combination to beat only puts the cards off."""
+    plays = spot.of_type("play")
+    if not plays:
+        return None
+    move = best(plays, by_shape_then_strength(spot), rng)
+    return move if shape(spot, move)[0] < plays_to_empty(spot.hand) else None
+
+
+def special_before_reserve(spot: Spot, rng: Random) -> JSON | None:
+    """Rather than take a reserve card, play DRAW (the trick's winner draws) or STOP (win the
+    trick and lead), but no STOP onto DRAW cards: either sheds a card where a pass adds one,
+    and the reserve cards stay as the last way out when nothing beats."""
+    specials = spot.of_type("draw") or ([] if spot.draw_in_trick else spot.of_type("stop"))
+    return rng.choice(specials) if specials else None
+
+
+def take_the_fitting_reserve(spot: Spot, rng: Random) -> JSON | None:
+    """Pass with the reserve card and place that leave the fewest plays and most combinations."""
+    passes = spot.of_type("pass")
+    return best(passes, lambda move: shape(spot, move), rng) if passes else None
+
+
+def beat_at_any_cost(spot: Spot, rng: Random) -> JSON | None:
+    """With no reserve card left, beat even if it breaks up a combination, or else STOP even
+    a trick that draws: a seat that cannot act loses the hand at once."""
+    plays = spot.of_type("play")
+    if plays:
+        return best(plays, by_shape_then_strength(spot), rng)
+    stops = spot.of_type("stop")
+    return rng.choice(stops) if stops else None
+
+
+RULES_OF_THUMB: tuple[Rule, ...] = (
+    fit_the_drawn_card,
+    play_out,
+    lead_the_weakest,
+    dodge_the_draw,
+    beat_when_it_shortens,
+    special_before_reserve,
+    take_the_fitting_reserve,
+    beat_at_any_cost,
+)
+"""In order of urgency: the first that picks a move decides."""
+
+
+def choose(turn: Turn, rng: Random) -> JSON:
+    """The move of the first rule of thumb that applies to `turn`."""
+    spot = Spot.of(turn)
+    for rule in RULES_OF_THUMB:
+        move = rule(spot, rng)
+        if move is not None:
+            return move
+    raise AssertionError("beat_at_any_cost covers every follow left: a seat always has a move")
