@@ -108,7 +108,10 @@ class Result:
         return {"winners": list(self.winners), "scores": list(self.scores), **self.details}
 
     def shares(self) -> tuple[float, ...]:
-        """Each seat's share of the win: winners split 1 evenly, everyone else gets 0."""
+        """Each seat's share of the win: winners split 1 evenly, everyone else gets 0. A game
+        nobody won (in Krass Kariert everyone can lose at once) is a tie of all seats."""
+        if not self.winners:
+            return (1 / len(self.scores),) * len(self.scores)
         share = 1 / len(self.winners)
         return tuple(share if seat in self.winners else 0.0 for seat in range(len(self.scores)))
 

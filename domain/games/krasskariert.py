@@ -780,8 +780,7 @@ class KrassKariert:
         players = state.players
         result = self.result(state)
         if result is not None:
-            # Every seat can lose at once (all play out in one trick with no chips left).
-            return result.shares() if result.winners else (1 / players,) * players
+            return result.shares()
         loss = [0.0] * players
         for seat, chance in enumerate(hand_loss(state)):
             left = state.chips[seat]

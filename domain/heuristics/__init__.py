@@ -7,7 +7,7 @@ from collections.abc import Callable
 from random import Random
 
 from domain.bots import Turn
-from domain.heuristics import krumme10, pig10, rollnbump, wobble
+from domain.heuristics import krasskariert, krumme10, pig10, rollnbump, wobble
 from domain.rules import JSON
 
 Heuristic = Callable[[Turn, Random], JSON]
@@ -15,6 +15,7 @@ Heuristic = Callable[[Turn, Random], JSON]
 HEURISTICS: dict[str, Heuristic] = {
     "pig10": pig10.choose,
     "krumme10": krumme10.choose,
-    "rollnbump": rollnbump.choose,
+    "krasskariert": krasskariert.choose,
     "wobble": wobble.choose,
+    "rollnbump": rollnbump.choose,
 }

@@ -1020,7 +1020,7 @@ def test_a_game_everyone_lost_is_evaluated_evenly() -> None:
     result = RULES.result(after)
     assert result is not None
     assert result.winners == ()
-    assert RULES.evaluate(after) == pytest.approx((1 / 3,) * 3)
+    assert RULES.evaluate(after) == pytest.approx((1 / 3,) * 3) == result.shares()
 
 
 def test_the_seat_nearest_an_empty_hand_has_the_largest_share() -> None:
