@@ -47,17 +47,15 @@ def main() -> None:
     arguments.add_argument("--games", type=int, default=400)
     arguments.add_argument("--speed-games", type=int, default=6)
     arguments.add_argument("--parallel", type=int, default=2)
-    arguments.add_argument("--only", nargs="*", help="game ids (default: all)")
+    arguments.add_argument("--only", nargs="*", help="game ids, in the order to play them")
     args = arguments.parse_args()
     games, speed_games = (4, 1) if args.smoke else (args.games, args.speed_games)
     registry = default_registry()
     rows, speed_rows = [], []
     beats_heuristic = worse_than_heuristic = 0
     all_beat_random = True
-    for rules in registry:
-        game = rules.info.id
-        if args.only and game not in args.only:
-            continue
+    for game in args.only or registry.ids():
+        rules = registry[game]
         players = max(2, rules.info.min_players)
         for bot, other in MATCHUPS:
             records = run(

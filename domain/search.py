@@ -48,9 +48,9 @@ class Budget:
 
 
 LEVELS: dict[str, Budget] = {
-    "easy": Budget(iterations=25, seconds=0.05, horizon=3),
-    "medium": Budget(iterations=80, seconds=0.15, horizon=6),
-    "hard": Budget(iterations=800, seconds=1.0, horizon=12),
+    "easy": Budget(iterations=16, seconds=0.03, horizon=2),
+    "medium": Budget(iterations=48, seconds=0.1, horizon=4),
+    "hard": Budget(iterations=400, seconds=1.0, horizon=10),
 }
 
 
