@@ -6,10 +6,15 @@ tree shared by all determinizations. A tree node is a sequence of (seat, move) e
 tree collects what was learnt in every world the seat cannot tell apart; an edge's statistics are
 kept for the seat that makes the move, and its availability counts how often it was legal when
 its parent was visited, so moves that exist only in some worlds are not favoured for being rare.
-Below the tree, a playout runs for at most `horizon` moves and the game's `evaluate` scores
-where it stopped. Playout moves come from the game's heuristic where it has one (mixed with
-random moves, so that a playout does not always take the same path): a playout that plays like a
-sensible player says more about a move than one that plays at random.
+Below the tree, a playout runs for `horizon` moves and on to the end of the turn under way, and
+the game's `evaluate` scores where it stopped. Playout moves come from the game's heuristic
+(mixed with random moves, so that a playout does not always take the same path): a playout that
+plays like a sensible player says more about a move than one that plays at random.
+
+The heuristic also steers the tree: each node tries the heuristic's move first and widens to
+other moves as its visits grow, and the bot leaves the heuristic's move only for one that looks
+better by more than the noise of its estimate. So a small budget plays at least as well as the
+heuristic, and a larger one finds where the heuristic is wrong.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ class Budget:
     iterations: int
     seconds: float
     horizon: int
-    """Random moves played below the tree before `evaluate` judges the state."""
+    """Playout moves below the tree (then to the end of the turn) before `evaluate` judges."""
     exploration: float = 0.7
     """UCB's exploration constant, for rewards in [0, 1]."""
     wander: float = 0.1
