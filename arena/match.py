@@ -15,11 +15,10 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from domain.bots import Turn
 from domain.catalogue import BotCatalogue
 from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON, Result
-from domain.table import CreateGame, MakeMove, Table, Tables, TakeSeat
+from domain.table import Command, CreateGame, MakeMove, Table, Tables, TakeSeat
 
 
 @dataclass(frozen=True)
@@ -86,47 +85,36 @@ def play_locally(
     """Play `pairing` in this process, deciding commands as the service would."""
     seed = pairing.table_seed()
     table_id = f"arena-{pairing.seed}-{pairing.index}"
-    table = fold(
-        tables,
-        None,
-        tables.decide(
-            None,
-            CreateGame(
-                table_id, pairing.game, len(pairing.seats), dict(pairing.options), commitment(seed)
-            ),
-            seed,
-        ),
-    )
-    rules = tables.rules(table)
+    players = len(pairing.seats)
+    create = CreateGame(table_id, pairing.game, players, dict(pairing.options), commitment(seed))
+    table = execute(tables, None, create, seed)
     levels = []
     for number, entrant in enumerate(pairing.seats):
         level = bots.level(entrant.bot, entrant.level, pairing.game)
         levels.append(level)
         sit = TakeSeat(number, str(entrant), None, bot=entrant.bot, level=level)
-        table = fold(tables, table, tables.decide(table, sit, seed))
+        table = execute(tables, table, sit, seed)
     # Who acts first when several may (a reaction racing the next turn) is the arena's call:
     # seeded, so that no seat number is favoured and a game replays the same.
     racing = Random(f"{table_id}:race")
     thinking: list[list[float]] = [[] for _ in pairing.seats]
     while table.result is None:
         seat = racing.choice(tables.to_act(table))
-        legal = tables.legal_moves(table, seat)
-        turn = Turn(
-            rules, seat, len(table.seats), table.options, rules.view(table.state, seat), legal
-        )
+        turn = tables.turn(table, seat)
         bot = bots.bot(pairing.seats[seat].bot, levels[seat])
         started = clock()
         move = bot.choose(turn, Random(f"{table_id}:{table.version}:{seat}"))
-        if len(legal) > 1:
+        if len(turn.moves) > 1:
             thinking[seat].append(clock() - started)
-        table = fold(tables, table, tables.decide(table, MakeMove(seat, move), seed))
+        table = execute(tables, table, MakeMove(seat, move), seed)
     return record(pairing, table.result, table.version, thinking=thinking)
 
 
-def fold(tables: Tables, table: Table | None, events: Sequence[Any]) -> Table:
-    folded = tables.fold(events, table)
-    assert folded is not None
-    return folded
+def execute(tables: Tables, table: Table | None, command: Command, seed: bytes) -> Table:
+    """The table after `command`, decided and folded as the service would."""
+    after = tables.fold(tables.decide(table, command, seed), table)
+    assert after is not None
+    return after
 
 
 def play_through_service(pairing: Pairing, url: str, poll_seconds: float = 0.2) -> GameRecord:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from domain.bots import Turn
 from domain.dice import rng_at
 from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON, Event
@@ -335,6 +336,13 @@ class Tables:
         if table.status is not Status.RUNNING:
             return []
         return self.rules(table).legal_moves(table.state, seat)
+
+    def turn(self, table: Table, seat: int) -> Turn:
+        """What a bot playing `seat` is shown: the seat's view and legal moves, not the state."""
+        rules = self.rules(table)
+        view = rules.view(table.state, seat)
+        moves = self.legal_moves(table, seat)
+        return Turn(rules, seat, len(table.seats), table.options, view, moves)
 
     def view(self, table: Table, seat: int | None) -> dict[str, JSON]:
         """Everything `seat` (None: a spectator) may see of the table."""

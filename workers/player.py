@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from enum import StrEnum
 from random import Random
 
-from domain.bots import Turn
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
 from domain.table import TableError
@@ -42,17 +41,14 @@ class TurnPlayer:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
         if table.version != version or seat not in tables.to_act(table):
             return Outcome.STALE
-        view = tables.view(table, seat)
-        moves = tables.legal_moves(table, seat)
-        turn = Turn(
-            tables.rules(table), seat, len(table.seats), table.options, view["state"], moves
-        )
+        turn = tables.turn(table, seat)
         # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.
         rng = Random(f"{table_id}:{version}:{seat}")
         substituted = None
         if player.webhook is not None:
             try:
-                move = self._ask_webhook(player.webhook, player.token_sha256, view, moves)
+                view = tables.view(table, seat)
+                move = self._ask_webhook(player.webhook, player.token_sha256, view, turn.moves)
             except WebhookFailed as failure:
                 substituted = failure.reason
                 move = self.bots.bot(STAND_IN, None).choose(turn, rng)
@@ -73,7 +69,7 @@ class TurnPlayer:
         return Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
 
     def _ask_webhook(
-        self, url: str, key: str | None, view: Mapping[str, JSON], moves: list[JSON]
+        self, url: str, key: str | None, view: Mapping[str, JSON], moves: Sequence[JSON]
     ) -> JSON:
         deadline = self.service.clock() + timedelta(seconds=self.webhooks.timeout_seconds)
         turn: dict[str, JSON] = {
@@ -83,7 +79,7 @@ class TurnPlayer:
             "version": view["version"],
             "deadline": deadline.isoformat(),
             "view": dict(view),
-            "legal_moves": moves,
+            "legal_moves": list(moves),
         }
         move = self.webhooks.ask(url, turn, key)
         if move not in moves:
