@@ -53,9 +53,6 @@ class BotCatalogue:
     def __iter__(self) -> Iterator[BotInfo]:
         return iter(info for info, _ in self._entries.values())
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._entries
-
     def level(self, name: str, level: str | None, game: str) -> str | None:
         """The level bot `name` plays `game` at when asked for `level` (None: its default).
 

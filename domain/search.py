@@ -82,9 +82,7 @@ class Node:
         return math.sqrt(variance / (self.visits - 1))
 
     def ucb(self, exploration: float) -> float:
-        return self.reward / self.visits + exploration * math.sqrt(
-            math.log(self.availability) / self.visits
-        )
+        return self.mean() + exploration * math.sqrt(math.log(self.availability) / self.visits)
 
 
 class SearchBot:
