@@ -14,6 +14,7 @@ from domain.rules import OptionError, RuleError
 from domain.table import PlayerCountError, TableError
 from events.store import ConcurrencyConflict
 from events.upcasting import Upcasters
+from service.client import client
 from service.config import Config
 from service.errors import Problem, problem_response, register_error_handlers
 from service.routes import api
@@ -57,7 +58,7 @@ def create_app(
         worker.runtime = runtime
     service = runtime.service
 
-    app = Flask(__name__)
+    app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
     app.extensions["spieltisch"] = service
@@ -65,6 +66,7 @@ def create_app(
     app.extensions["spieltisch.config"] = config
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
     app.register_blueprint(api)
+    app.register_blueprint(client)
     register_error_handlers(app)
     register_domain_errors(app)
 

@@ -1,0 +1,75 @@
+// Replay: any game, version by version, as a spectator saw it (or as a seat held here saw it),
+// with the scores over the game and, once it is over, the audit.
+
+import { api } from "./api.js";
+import { legend, scoreChart } from "./chart.js";
+import { h } from "./dom.js";
+import { gameModule } from "./games/index.js";
+import { describe, resultText, seatNames } from "./table.js";
+
+/** The page at #/tables/ID/replay/V. */
+export async function replayPage(main, tableId, version, signal, games) {
+  const [table, log, timeline] = await Promise.all([
+    api(`/tables/${tableId}`),
+    api(`/tables/${tableId}/events`),
+    api(`/tables/${tableId}/scores`),
+  ]);
+  const last = table.version;
+  const at = Math.min(last, Math.max(1, Number.isFinite(version) ? version : last));
+  const names = seatNames(table);
+  const game = games[table.game];
+  const module = gameModule(table.game);
+  const past = await api(`/tables/${tableId}/versions/${at}`);
+  if (signal.aborted) return;
+  const go = (target) => { location.hash = `#/tables/${tableId}/replay/${Math.min(last, Math.max(1, target))}`; };
+
+  const slider = h("input", { id: "replay-slider", type: "range", min: 1, max: last, value: at,
+    "aria-valuetext": `version ${at} of ${last}`,
+    onchange: (event) => go(Number(event.target.value)) });
+  const jump = h("input", { id: "replay-jump", type: "number", min: 1, max: last, value: at,
+    onchange: (event) => go(Number(event.target.value)) });
+  const event = log.events.find((record) => record.seq === at);
+  const ctx = { seat: past.you, names, table: past, game };
+  const happened = event ? describe(event, past, games) || event.type : "";
+
+  const audit = table.status === "finished" ? await auditPanel(tableId) : h("p", {}, "The audit is shown once the game is over.");
+  main.replaceChildren(h("section", { class: "replay-page" },
+    h("h1", {}, `Replay: ${game ? game.title : table.game}`),
+    h("p", { class: "banner" }, `Version ${at} of ${last}${happened ? `: ${happened}` : ""}`),
+    h("div", { class: "controls", role: "group", "aria-label": "Replay controls" },
+      h("button", { type: "button", onclick: () => go(1), disabled: at === 1, "aria-label": "First version" }, "⏮"),
+      h("button", { type: "button", id: "replay-back", onclick: () => go(at - 1), disabled: at === 1, "aria-label": "Previous version" }, "◀"),
+      h("button", { type: "button", id: "replay-forward", onclick: () => go(at + 1), disabled: at === last, "aria-label": "Next version" }, "▶"),
+      h("button", { type: "button", onclick: () => go(last), disabled: at === last, "aria-label": "Last version" }, "⏭"),
+      h("label", { for: "replay-slider", class: "visually-hidden" }, "Scrub through versions"), slider,
+      h("label", { for: "replay-jump" }, "Version "), jump),
+    h("div", { class: "chart-box" }, scoreChart(timeline.scores, names, at, go), legend(names, h)),
+    h("div", { class: "board" }, past.state ? module.render(past.state, ctx) : h("p", {}, "No game yet at this version: the seats were still being taken.")),
+    past.result ? h("p", { class: "result" }, resultText(past, names)) : null,
+    audit,
+    h("nav", { class: "links" }, h("a", { href: `#/tables/${tableId}/watch` }, "Back to the table"))));
+  document.title = `Replay ${at}/${last} · Spieltisch`;
+
+  const keys = (keyEvent) => {
+    if (keyEvent.target instanceof HTMLInputElement) return;
+    if (keyEvent.key === "ArrowLeft" && at > 1) go(at - 1);
+    else if (keyEvent.key === "ArrowRight" && at < last) go(at + 1);
+    else if (keyEvent.key === "Home") go(1);
+    else if (keyEvent.key === "End") go(last);
+  };
+  document.addEventListener("keydown", keys);
+  signal.addEventListener("abort", () => document.removeEventListener("keydown", keys), { once: true });
+}
+
+async function auditPanel(tableId) {
+  const audit = await api(`/tables/${tableId}/audit`);
+  const check = (ok, what) => h("li", {}, `${ok ? "✔" : "✘"} ${what}`);
+  return h("section", { class: `audit ${audit.ok ? "ok" : "failed"}`, "aria-label": "Audit" },
+    h("h2", {}, audit.ok ? "Audit passed" : "Audit FAILED"),
+    h("ul", {},
+      check(audit.chain_ok, `hash chain of ${audit.events} events intact`),
+      check(audit.seed_ok, "revealed seed matches its commitment"),
+      check(audit.replay_ok, `${audit.commands} commands decided again give the same events`)),
+    audit.problems.length ? h("ul", { class: "problems" }, audit.problems.map((problem) => h("li", {}, problem))) : null,
+    h("p", { class: "seed" }, "Seed: ", h("code", {}, audit.seed || "")));
+}

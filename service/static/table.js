@@ -1,0 +1,278 @@
+// A table as one seat (or a spectator) sees it: the game's own picture, whose turn it is, the
+// scores, the moves to click, invitations for open seats, and the log, kept live by the stream.
+
+import { api, ApiError, follow } from "./api.js";
+import { seatName } from "./cards.js";
+import { announce, h } from "./dom.js";
+import { gameModule } from "./games/index.js";
+import { Picker } from "./picker.js";
+import { heldSeats, holdSeat, playerName, rememberName } from "./seats.js";
+
+export function seatNames(table) {
+  return table.seats.map((seat) => seat.name || `Seat ${seat.seat + 1}`);
+}
+
+export function resultText(table, names) {
+  const result = table.result;
+  if (!result) return "";
+  if (!result.winners.length) return "Game over: nobody wins.";
+  const winners = result.winners.map((seat) => names[seat]);
+  return `Game over: ${winners.join(" and ")} ${winners.length === 1 ? "wins" : "share the win"}.`;
+}
+
+function turnText(table, ctx) {
+  if (table.status === "open") {
+    const open = table.seats.filter((seat) => !seat.taken).length;
+    return `Waiting for ${open} more ${open === 1 ? "player" : "players"} to take a seat.`;
+  }
+  if (table.status === "finished") return resultText(table, ctx.names);
+  const acting = table.to_act;
+  if (ctx.seat !== null && acting.includes(ctx.seat)) {
+    return acting.length > 1 ? "Your move (others may move too)." : "Your turn.";
+  }
+  if (!acting.length) return "Resolving…";
+  return `Waiting for ${acting.map((seat) => seatName(ctx, seat)).join(", ")}.`;
+}
+
+function inviteLink(tableId, seat) {
+  return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
+}
+
+/** The page at #/tables/ID (query: seat=N to play one of several seats held here). */
+export async function tablePage(main, tableId, query, signal, games, spectator = false) {
+  const held = spectator ? {} : heldSeats(tableId);
+  const heldNumbers = Object.keys(held).map(Number).sort((a, b) => a - b);
+  let seat = query.has("seat") ? Number(query.get("seat")) : heldNumbers[0];
+  if (!(seat in held)) seat = heldNumbers[0];
+  const token = seat === undefined ? null : held[seat];
+
+  const banner = h("p", { class: "banner", id: "turn" });
+  const feedback = h("p", { class: "feedback", role: "alert" });
+  const seats = h("ol", { class: "seat-list", "aria-label": "Seats and scores" });
+  const board = h("div", { class: "board" });
+  const choices = h("div", { class: "choices", role: "group", "aria-label": "Your moves" });
+  const invites = h("div", { class: "invites" });
+  const log = h("ol", { class: "log", "aria-label": "What happened", reversed: true });
+  const connection = h("span", { class: "connection" }, "connecting…");
+  const title = h("h1", {}, "Table");
+  main.replaceChildren(h("section", { class: "table-page" },
+    h("div", { class: "title-row" }, title, connection),
+    banner, feedback,
+    h("div", { class: "layout" },
+      h("aside", {}, h("h2", {}, "Seats"), seats,
+        heldNumbers.length > 1 ? seatSwitcher(tableId, heldNumbers, seat) : null,
+        h("nav", { class: "links", "aria-label": "This table" },
+          h("a", { href: `#/tables/${tableId}/replay` }, "Replay"), " ",
+          h("a", { href: `#/tables/${tableId}/watch` }, "Watch as spectator"))),
+      h("div", { class: "play" }, board, choices)),
+    invites,
+    h("section", { class: "log-section" }, h("h2", {}, "Log"), log)));
+
+  let shown = { table: null, legal: null, picker: null };
+  let wasMyTurn = false;
+  let sending = false;
+
+  const render = () => {
+    const { table, legal, picker } = shown;
+    const game = games[table.game];
+    const module = gameModule(table.game);
+    const ctx = { seat: table.you, names: seatNames(table), table, game };
+    title.textContent = `${game ? game.title : table.game}`;
+    document.title = `${title.textContent} · Spieltisch`;
+    banner.textContent = turnText(table, ctx);
+    const myTurn = table.status === "running" && ctx.seat !== null && table.to_act.includes(ctx.seat);
+    banner.classList.toggle("mine", myTurn);
+    if (myTurn && !wasMyTurn) announce(banner.textContent);
+    wasMyTurn = myTurn;
+
+    const scores = table.state ? module.scores(table.state) : [];
+    seats.replaceChildren(...table.seats.map((info) => h("li", {
+      class: [table.to_act.includes(info.seat) && "acting", info.seat === ctx.seat && "you"].filter(Boolean).join(" "),
+    },
+    h("span", { class: "name" }, seatName(ctx, info.seat)),
+    info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
+    !info.taken ? h("span", { class: "open" }, " open") : null,
+    scores.length ? h("span", { class: "score" }, ` score ${scores[info.seat]}`) : null,
+    table.to_act.includes(info.seat) ? h("span", { class: "visually-hidden" }, ", to move") : null)));
+
+    const focused = document.activeElement;
+    const focusKey = focused && (focused.dataset?.pick ? `pick:${focused.dataset.pick}` : focused.dataset?.choice ? "choice" : null);
+    board.replaceChildren(table.state ? module.render(table.state, ctx) : h("p", {}, "The game starts once every seat is taken."));
+    if (table.result) board.append(h("p", { class: "result" }, resultText(table, ctx.names), " ",
+      h("a", { href: `#/tables/${table.id}/replay` }, "Replay and audit this game")));
+    renderPicks(picker, legal);
+    if (focusKey?.startsWith("pick:")) {
+      const again = [...board.querySelectorAll("[data-pick]")].find((node) => node.dataset.pick === focusKey.slice(5) && !node.disabled);
+      again?.focus();
+    } else if (focusKey === "choice") {
+      choices.querySelector("button")?.focus();
+    }
+
+    invites.replaceChildren(...(table.status === "open" ? [inviteList(table, ctx)] : []));
+  };
+
+  const renderPicks = (picker, legal) => {
+    const active = picker && legal && legal.to_act && !sending;
+    const pickable = active ? picker.pickable() : new Set();
+    for (const node of board.querySelectorAll("[data-pick]")) {
+      node.disabled = !pickable.has(node.dataset.pick);
+      const selected = active && picker.selected.includes(node.dataset.pick);
+      node.classList.toggle("selected", selected);
+      node.setAttribute("aria-pressed", String(selected));
+    }
+    const buttons = active ? picker.choices().map((option, index) =>
+      h("button", { type: "button", class: "choice", dataset: { choice: String(index) }, onclick: () => send(option) }, option.label)) : [];
+    if (active && picker.selected.length) {
+      buttons.push(h("button", { type: "button", class: "secondary", onclick: () => { picker.clear(); renderPicks(picker, legal); } }, "Clear selection"));
+    }
+    choices.replaceChildren(...buttons);
+    choices.hidden = !buttons.length;
+  };
+
+  board.addEventListener("click", (event) => {
+    const node = event.target.closest("[data-pick]");
+    const { picker, legal } = shown;
+    if (!node || node.disabled || !picker) return;
+    const decided = picker.toggle(node.dataset.pick);
+    if (decided) send(decided);
+    else renderPicks(picker, legal);
+  });
+
+  const send = async (option) => {
+    if (sending) return;
+    sending = true;
+    feedback.textContent = "";
+    renderPicks(shown.picker, shown.legal);
+    try {
+      const answer = await api(`/tables/${tableId}/moves`, {
+        method: "POST",
+        token,
+        headers: { "Idempotency-Key": idempotencyKey() },
+        body: { move: option.move, expected_version: shown.legal.version },
+      });
+      shown = { ...shown, table: answer.table, legal: null, picker: null };
+      announce(`You: ${option.label}`);
+    } catch (error) {
+      feedback.textContent = `Move refused: ${error.message}`;
+      shown.picker?.clear();
+    } finally {
+      sending = false;
+    }
+    render();
+    refresh();
+  };
+
+  // One refresh at a time; a request during one makes one more run after it.
+  let refreshing = null;
+  let again = false;
+  const refresh = async () => {
+    if (refreshing) { again = true; return refreshing; }
+    refreshing = (async () => {
+      do {
+        again = false;
+        try {
+          const table = await api(`/tables/${tableId}`, { token });
+          let legal = null;
+          if (token && table.status === "running") legal = await api(`/tables/${tableId}/moves`, { token });
+          if (signal.aborted) return;
+          const unchanged = shown.legal && legal && shown.legal.version === legal.version;
+          const picker = unchanged ? shown.picker : legal ? new Picker(options(table, legal, games)) : null;
+          shown = { table, legal, picker };
+          render();
+        } catch (error) {
+          if (signal.aborted) return;
+          if (error instanceof ApiError && error.status === 404) throw error;
+          feedback.textContent = error.message;
+        }
+      } while (again && !signal.aborted);
+    })().finally(() => { refreshing = null; });
+    return refreshing;
+  };
+
+  await refresh();
+  follow(tableId, {
+    token,
+    signal,
+    onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
+    onEvent: (event) => {
+      const line = describe(event, shown.table, games);
+      if (line) log.prepend(h("li", { value: event.seq }, line));
+      refresh();
+    },
+  }).then(() => { connection.textContent = shown.table?.status === "finished" ? "game over" : "stream ended"; })
+    .catch((error) => { connection.textContent = `stream failed: ${error.message}`; });
+}
+
+function options(table, legal, games) {
+  const module = gameModule(table.game);
+  const ctx = { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+  return legal.moves.map((move) => ({ move, ...module.move(move, table.state, ctx) }));
+}
+
+export function describe(event, table, games) {
+  if (!table) return null;
+  const ctx = { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+  const name = (seat) => seatName(ctx, seat);
+  switch (event.type) {
+    case "table.GameCreated": return "Table opened";
+    case "table.SeatTaken": return `${event.data.name || name(event.data.seat)} sat down at seat ${event.data.seat + 1}`;
+    case "table.GameFinished": return resultText({ result: event.data.result }, ctx.names);
+    case "table.MoveSubstituted": return `${name(event.data.seat)}'s move was chosen by a stand-in`;
+    default: {
+      // Game events are named `<game>.<Event>`; the game's module knows them by the short name.
+      const type = event.type.startsWith(`${table.game}.`) ? event.type.slice(table.game.length + 1) : event.type;
+      return gameModule(table.game).describe({ ...event, type }, ctx);
+    }
+  }
+}
+
+function idempotencyKey() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+function seatSwitcher(tableId, held, current) {
+  return h("label", { class: "switcher" }, "Playing as seat ",
+    h("select", { onchange: (event) => { location.hash = `#/tables/${tableId}?seat=${event.target.value}`; } },
+      held.map((seat) => h("option", { value: seat, selected: seat === current }, String(seat + 1)))));
+}
+
+function inviteList(table, ctx) {
+  const open = table.seats.filter((seat) => !seat.taken);
+  return h("section", { "aria-label": "Invitations" }, h("h2", {}, "Invite players"),
+    h("p", {}, "Send each person the link of one open seat; opening it lets them take that seat."),
+    h("ul", { class: "invite-list" }, open.map((info) => {
+      const link = inviteLink(table.id, info.seat);
+      return h("li", {}, h("label", {}, `Seat ${info.seat + 1} `,
+        h("input", { type: "text", readonly: true, value: link, size: 40, onfocus: (event) => event.target.select() })),
+      " ", h("a", { href: link }, "Take it here"));
+    })),
+    h("p", {}, `${ctx.names.length - open.length} of ${ctx.names.length} seats taken.`));
+}
+
+/** The page at #/tables/ID/join/N: a name, then the seat. */
+export async function joinPage(main, tableId, seat) {
+  const table = await api(`/tables/${tableId}`);
+  const info = table.seats[seat];
+  const name = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: playerName() });
+  const feedback = h("p", { class: "feedback", role: "alert" });
+  const form = h("form", { class: "join", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      const taken = await api(`/tables/${tableId}/seats`, { method: "POST", body: { seat, name: name.value.trim() } });
+      rememberName(name.value.trim());
+      holdSeat(tableId, taken.seat, taken.token);
+      location.hash = `#/tables/${tableId}?seat=${taken.seat}`;
+    } catch (error) {
+      feedback.textContent = `Could not take the seat: ${error.message}`;
+    }
+  } },
+  h("label", { for: "join-name" }, "Your name"), name,
+  h("button", { type: "submit" }, `Take seat ${seat + 1}`));
+  main.replaceChildren(h("section", { class: "join-page" },
+    h("h1", {}, `Join a table of ${table.game}`),
+    info && !info.taken ? form : h("p", {}, `Seat ${seat + 1} is taken. `, h("a", { href: `#/tables/${tableId}/watch` }, "Watch the game")),
+    feedback));
+  name.focus();
+}
