@@ -52,6 +52,11 @@ class Budget:
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
 
 
+DOUBT: dict[str, float] = {"rollnbump": 2.0}
+"""Games whose estimates lie more often than others at the same budget, and by how much more
+`confidence` their search asks for. Roll'n Bump's playouts are mostly dice: at 1 standard error
+medium search left its heuristic for worse moves (43.5% against it in 400 games, 50.1% at 2)."""
+
 LEVELS: dict[str, Budget] = {
     "easy": Budget(iterations=16, seconds=0.03, horizon=2),
     "medium": Budget(iterations=48, seconds=0.1, horizon=4),
@@ -108,7 +113,8 @@ class SearchBot:
         first = next(iter(root.children.values()))
         margin = best.mean() - first.mean()
         spread = math.hypot(best.standard_error(), first.standard_error())
-        return best.move if margin > self.budget.confidence * spread else first.move
+        confidence = self.budget.confidence * DOUBT.get(turn.rules.info.id, 1.0)
+        return best.move if margin > confidence * spread else first.move
 
     def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
         rules = turn.rules

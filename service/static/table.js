@@ -175,6 +175,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
           let legal = null;
           if (token && table.status === "running") legal = await api(`/tables/${tableId}/moves`, { token });
           if (signal.aborted) return;
+          // A move landed between the two reads: show them only once they agree.
+          if (legal && legal.version !== table.version) { again = true; continue; }
           const unchanged = shown.legal && legal && shown.legal.version === legal.version;
           const picker = unchanged ? shown.picker : legal ? new Picker(options(table, legal, games)) : null;
           shown = { table, legal, picker };
