@@ -276,9 +276,9 @@ function handPicks(state, cards) {
 
 /** Words for the choices a played card asks for (colour, seat swap, hand swap, half hand). */
 function choiceText(move, state, ctx, handAfter) {
-  if (move.colour) return `, colour ${move.colour}`;
+  if (move.colour) return `, colour becomes ${move.colour}`;
   if ("swap_with" in move) return move.swap_with === null ? ", keep your seat" : `, swap seats with ${player(ctx, move.swap_with)}`;
-  if ("exchange_with" in move) return `, swap hands with ${player(ctx, move.exchange_with)} (${plural(state.hand_sizes[move.exchange_with], "card")})`;
+  if ("exchange_with" in move) return `, swap hands with ${player(ctx, move.exchange_with)}: you get ${plural(state.hand_sizes[move.exchange_with], "card")}`;
   if ("discard_half" in move) {
     const half = Math.floor(handAfter / 2);
     return move.discard_half ? `, put ${plural(half, "random card")} under the pile` : ", keep your whole hand";
@@ -294,6 +294,9 @@ function playLabel(move, state, ctx) {
   return `${verb} ${cardNames(move.cards)}${choiceText(move, state, ctx, handAfter)}`;
 }
 
+// The table and its legal moves are fetched one after the other, so a move may arrive with a
+// state from just before or after its attack: such labels fall back to plainer words.
+
 function defendLabel(move, state, ctx) {
   const { symbol } = parse(move.card);
   const attack = state.attack;
@@ -302,7 +305,7 @@ function defendLabel(move, state, ctx) {
     case "you": return `You!: aim the attack at ${at(move.target)}`;
     case "dodge": return `Dodge: the attack moves on to ${at(nextTarget(state, ctx.seat))}`;
     case "mirror": {
-      const back = attack.passed && attack.owner !== ctx.seat ? attack.owner : nextTarget(state, ctx.seat, -state.direction);
+      const back = attack?.passed && attack.owner !== ctx.seat ? attack.owner : nextTarget(state, ctx.seat, -state.direction);
       return `Mirror: reverse play, the attack goes to ${at(back)}`;
     }
     default: return "Who is unlucky: chance picks a new target (maybe you again)";
@@ -313,7 +316,8 @@ function jerkLabel(move, state, ctx) {
   const { symbol } = parse(move.card);
   const attack = state.attack;
   if (symbol === "capture") return `Capture: take over the attack, aim it at ${player(ctx, move.target)}`;
-  if (symbol === "double") return `Double: whoever takes it must ${effect(attack.symbol, attack.amount * 2)}`;
+  if (symbol === "double") return attack ? `Double: whoever takes it must ${effect(attack.symbol, attack.amount * 2)}` : "Double the attack";
+  if (!attack) return "Not Me: everyone else suffers the attack";
   // Not Me costs every victim the whole Skip, not one turn each down the line.
   const suffer = attack.symbol === "skip" ? `lose ${plural(attack.amount, "turn")}` : effect(attack.symbol, attack.amount);
   return `Not Me: everyone else must ${suffer}`;
@@ -321,8 +325,20 @@ function jerkLabel(move, state, ctx) {
 
 function acceptLabel(state) {
   const attack = state.attack;
+  if (!attack) return "Accept the attack";
   if (state.phase === "resolve") return `Draw ${plural(attack.amount, "card")} instead of the task`;
   return `Accept: ${effect(attack.symbol, attack.amount)}`;
+}
+
+function attemptLabel(state) {
+  return state.attack ? `Attempt the task (if it fails: draw ${state.attack.amount * 2})` : "Attempt the task";
+}
+
+function reportLabel(move, state, ctx) {
+  const subject = state.pending[0]?.subject;
+  const who = subject === undefined ? "The task" : `${player(ctx, subject)}'s task`;
+  const draws = state.attack ? `: draws ${state.attack.amount * 2}` : "";
+  return move.success ? `${who} succeeded: no cards` : `${who} failed${draws}`;
 }
 
 export const wobble = {
@@ -330,7 +346,9 @@ export const wobble = {
     const score = ctx.table?.options?.score_limit;
     return h("div", { class: "game wobble" },
       h("p", { class: "headline" }, status(state, ctx)),
-      h("p", { class: "round" }, `Round ${state.round + 1} · dealer ${player(ctx, state.dealer)}`,
+      h("p", { class: "round" },
+        // Before the first RoundStarted the state has no round and no dealer yet.
+        state.round < 0 ? "Before the first deal" : `Round ${state.round + 1} · dealer ${player(ctx, state.dealer)}`,
         score ? ` · game ends at ${score} minus points` : ""),
       seatRing(state, ctx),
       centre(state, ctx),
@@ -344,18 +362,15 @@ export const wobble = {
       case "play": case "toss": case "pass":
         return { picks: handPicks(state, move.cards), label: playLabel(move, state, ctx) };
       case "start":
-        return { picks: [], label: `Starting ${cardName(state.top)}${choiceText(move, state, ctx, (state.hand || []).length)}` };
+        return { picks: [], label: `Starting card${state.top ? ` ${cardName(state.top)}` : ""}${choiceText(move, state, ctx, (state.hand || []).length)}` };
       case "draw": return { picks: ["draw"], label: "Draw a card" };
       case "exchange_greys":
         return { picks: [], label: `Show your grey cards, shuffle them in and draw ${plural((state.hand || []).length, "new card")}` };
       case "defend": return { picks: handPicks(state, [move.card]), label: defendLabel(move, state, ctx) };
       case "jerk": return { picks: handPicks(state, [move.card]), label: jerkLabel(move, state, ctx) };
       case "accept": return { picks: [], label: acceptLabel(state) };
-      case "attempt": return { picks: [], label: `Attempt the task (if it fails: draw ${state.attack.amount * 2})` };
-      case "report": {
-        const who = player(ctx, state.pending[0].subject);
-        return { picks: [], label: move.success ? `${who} managed the task: no cards` : `${who} failed the task: draws ${state.attack.amount * 2}` };
-      }
+      case "attempt": return { picks: [], label: attemptLabel(state) };
+      case "report": return { picks: [], label: reportLabel(move, state, ctx) };
       case "name":
         return move.number !== undefined
           ? { picks: [`name:${move.number}`], label: `Name ${move.number}` }
