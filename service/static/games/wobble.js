@@ -56,8 +56,12 @@ function wobbleCard(code, props = {}) {
     info.group === "offensive" ? h("span", { class: "crosshair", "aria-hidden": "true" }, "⊕") : null,
     props.extra,
   ];
-  const label = props.label || `${cardName(code)}${info.group === "offensive" ? ", offensive" : ""}`;
-  return card({ text: sign, tone: tone(info), ...props, label, extra });
+  return card({ text: sign, tone: tone(info), ...props, label: props.label || cardLabel(code), extra });
+}
+
+/** What a screen reader says for a card: its name, and whether it attacks. */
+function cardLabel(code) {
+  return `${cardName(code)}${parse(code).group === "offensive" ? ", offensive" : ""}`;
 }
 
 /** A seat's name, with its number when another seat has the same name (two bots of a kind). */
@@ -91,7 +95,6 @@ function effect(symbol, amount) {
     case "minus20": return `take ${amount} minus points`;
     case "magnet": return amount === 1 ? "name a number and take every card of it" : `name ${amount} numbers and take every card of them`;
     case "afk": return amount === 1 ? "sit out one turn of every other player" : `sit out ${amount} turns of every other player`;
-    default: return `suffer ${symbol} ×${amount}`;
   }
 }
 
@@ -119,7 +122,6 @@ function status(state, ctx) {
     case "attack": return `${player(ctx, mover(state))} must answer the attack`;
     case "resolve": return stepText(state.pending[0], state, ctx);
     case "over": return `Game over after ${plural(state.round + 1, "round")}`;
-    default: return state.phase;
   }
 }
 
@@ -243,7 +245,7 @@ function handZone(state) {
     const drawn = code === state.drawn && hand.indexOf(code) === index;
     return wobbleCard(code, {
       pick: `hand:${index}`,
-      label: `${cardName(code)}${parse(code).group === "offensive" ? ", offensive" : ""}${drawn ? ", just drawn" : ""}`,
+      label: `${cardLabel(code)}${drawn ? ", just drawn" : ""}`,
       extra: drawn ? h("span", { class: "drawn-mark", "aria-hidden": "true" }, "new") : null,
     });
   });
@@ -375,6 +377,7 @@ export const wobble = {
         return move.number !== undefined
           ? { picks: [`name:${move.number}`], label: `Name ${move.number}` }
           : { picks: [`name:${move.colour}`], label: `Name ${move.colour}` };
+      // A move this table does not know yet stays playable as a button with its raw words.
       default: return { picks: [], label: JSON.stringify(move) };
     }
   },
@@ -426,6 +429,8 @@ function chosen(data, ctx) {
   if (data.colour) return `: colour ${data.colour}`;
   if (data.swap_with !== undefined && data.swap_with !== null) return ` and swapped seats with ${player(ctx, data.swap_with)}`;
   if (data.exchange_with !== undefined) return ` and swapped hands with ${player(ctx, data.exchange_with)}`;
+  // Putting half the hand away has its own event; keeping it has none.
+  if (data.discard_half === false) return " and kept the whole hand";
   return "";
 }
 
