@@ -242,9 +242,10 @@ function handZone(state) {
   const hand = state.hand;
   const points = hand.reduce((sum, code) => sum + cardValue(code), 0);
   const cards = hand.map((code, index) => {
-    const drawn = code === state.drawn && hand.indexOf(code) === index;
+    const copy = index - hand.indexOf(code);
+    const drawn = code === state.drawn && !copy;
     return wobbleCard(code, {
-      pick: `hand:${index}`,
+      pick: handKey(code, copy),
       label: `${cardLabel(code)}${drawn ? ", just drawn" : ""}`,
       extra: drawn ? h("span", { class: "drawn-mark", "aria-hidden": "true" }, "new") : null,
     });
@@ -267,25 +268,29 @@ function pairable(code) {
   return info.group === "offensive" || info.symbol === "reverse" || (info.group === "number" && info.symbol !== "0");
 }
 
-/** The hand buttons a move's cards are: a pair is the first copy and the one after it. */
-function handPicks(state, cards) {
-  const first = (state.hand || []).indexOf(cards[0]);
-  // The table and its moves are fetched one after the other; should the hand already differ,
-  // the move stays reachable as a labelled button.
-  if (first < 0) return [];
-  return cards.map((_, offset) => `hand:${first + offset}`);
+/**
+ * The pick of the `copy`th identical card in the hand (0 or 1). Keys name the card, not its
+ * place, so a click means that card even if the hand changed between table and moves.
+ */
+function handKey(code, copy) {
+  return copy ? `hand:${code}:${copy + 1}` : `hand:${code}`;
 }
 
-/** Words for the choices a played card asks for (colour, seat swap, hand swap, half hand). */
+/** The hand buttons a move's cards are: a pair is both copies. */
+function handPicks(cards) {
+  return cards.map((code, copy) => handKey(code, copy));
+}
+
+/** Words for the choice a played card asks for (colour, seat swap, hand swap, half hand). */
 function choiceText(move, state, ctx, handAfter) {
-  if (move.colour) return `, colour becomes ${move.colour}`;
-  if ("swap_with" in move) return move.swap_with === null ? ", keep your seat" : `, swap seats with ${player(ctx, move.swap_with)}`;
-  if ("exchange_with" in move) return `, swap hands with ${player(ctx, move.exchange_with)}: you get ${plural(state.hand_sizes[move.exchange_with], "card")}`;
+  if (move.colour) return `colour becomes ${move.colour}`;
+  if ("swap_with" in move) return move.swap_with === null ? "keep your seat" : `swap seats with ${player(ctx, move.swap_with)}`;
+  if ("exchange_with" in move) return `swap hands with ${player(ctx, move.exchange_with)}: you get ${plural(state.hand_sizes[move.exchange_with], "card")}`;
   if ("discard_half" in move) {
     const half = Math.floor(handAfter / 2);
-    return move.discard_half ? `, put ${plural(half, "random card")} under the pile` : ", keep your whole hand";
+    return move.discard_half ? `put ${plural(half, "random card")} under the pile` : "keep your whole hand";
   }
-  return "";
+  return null;
 }
 
 const VERBS = { play: "Play", toss: "Toss in", pass: "Pass it on with" };
@@ -293,7 +298,7 @@ const VERBS = { play: "Play", toss: "Toss in", pass: "Pass it on with" };
 function playLabel(move, state, ctx) {
   const verb = state.phase === "drawn" ? "Play the drawn" : VERBS[move.type];
   const handAfter = (state.hand || []).length - move.cards.length;
-  return `${verb} ${cardNames(move.cards)}${choiceText(move, state, ctx, handAfter)}`;
+  return [`${verb} ${cardNames(move.cards)}`, choiceText(move, state, ctx, handAfter)].filter(Boolean).join(", ");
 }
 
 // The table and its legal moves are fetched one after the other, so a move may arrive with a
@@ -362,14 +367,14 @@ export const wobble = {
   move(move, state, ctx) {
     switch (move.type) {
       case "play": case "toss": case "pass":
-        return { picks: handPicks(state, move.cards), label: playLabel(move, state, ctx) };
+        return { picks: handPicks(move.cards), label: playLabel(move, state, ctx) };
       case "start":
-        return { picks: [], label: `Starting card${state.top ? ` ${cardName(state.top)}` : ""}${choiceText(move, state, ctx, (state.hand || []).length)}` };
+        return { picks: [], label: `Starting card: ${choiceText(move, state, ctx, (state.hand || []).length)}` };
       case "draw": return { picks: ["draw"], label: "Draw a card" };
       case "exchange_greys":
         return { picks: [], label: `Show your grey cards, shuffle them in and draw ${plural((state.hand || []).length, "new card")}` };
-      case "defend": return { picks: handPicks(state, [move.card]), label: defendLabel(move, state, ctx) };
-      case "jerk": return { picks: handPicks(state, [move.card]), label: jerkLabel(move, state, ctx) };
+      case "defend": return { picks: handPicks([move.card]), label: defendLabel(move, state, ctx) };
+      case "jerk": return { picks: handPicks([move.card]), label: jerkLabel(move, state, ctx) };
       case "accept": return { picks: [], label: acceptLabel(state) };
       case "attempt": return { picks: [], label: attemptLabel(state) };
       case "report": return { picks: [], label: reportLabel(move, state, ctx) };
