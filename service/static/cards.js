@@ -47,5 +47,8 @@ export function zone(title, ...children) {
 export function seatName(ctx, seat) {
   if (seat === null || seat === undefined) return "nobody";
   const name = ctx.names[seat] || `Seat ${seat + 1}`;
-  return seat === ctx.seat ? `${name} (you)` : name;
+  // Two bots of a kind share a name; their seat numbers tell them apart.
+  const shared = ctx.names.filter((other) => other === name).length > 1;
+  const shown = shared ? `${name} (seat ${seat + 1})` : name;
+  return seat === ctx.seat ? `${shown} (you)` : shown;
 }

@@ -64,13 +64,6 @@ function cardLabel(code) {
   return `${cardName(code)}${parse(code).group === "offensive" ? ", offensive" : ""}`;
 }
 
-/** A seat's name, with its number when another seat has the same name (two bots of a kind). */
-function player(ctx, seat) {
-  const name = seatName(ctx, seat);
-  const twins = ctx.names.filter((other) => other === ctx.names[seat]).length;
-  return twins > 1 ? `${name} (seat ${seat + 1})` : name;
-}
-
 function mod(value, size) {
   return ((value % size) + size) % size;
 }
@@ -106,20 +99,20 @@ function mover(state) {
 }
 
 function stepText(step, state, ctx) {
-  const who = player(ctx, step.seat);
+  const who = seatName(ctx, step.seat);
   if (step.kind === "name") return `${who} names ${state.named.length < 9 ? "a number" : "a colour"} for the Magnet`;
   if (step.kind === "task") return `${who} either draws or attempts the task`;
-  return `${who} reports whether ${player(ctx, step.subject)} managed the task`;
+  return `${who} reports whether ${seatName(ctx, step.subject)} managed the task`;
 }
 
 function status(state, ctx) {
-  const who = player(ctx, state.turn);
+  const who = seatName(ctx, state.turn);
   switch (state.phase) {
     case "dealing": return "Dealing the cards";
     case "opening": return `${who} decides how the starting card acts`;
     case "turn": return `${who} to play`;
     case "drawn": return `${who} drew a card that fits and must play it`;
-    case "attack": return `${player(ctx, mover(state))} must answer the attack`;
+    case "attack": return `${seatName(ctx, mover(state))} must answer the attack`;
     case "resolve": return stepText(state.pending[0], state, ctx);
     case "over": return `Game over after ${plural(state.round + 1, "round")}`;
   }
@@ -137,7 +130,7 @@ function seatRing(state, ctx) {
     class: ["seat", seat === acting && "acting", seat === ctx.seat && "you"].filter(Boolean).join(" "),
   },
   seat === acting ? pill(state.phase === "attack" ? "⊕ target" : "▶ to move", "turn") : null,
-  h("span", { class: "who" }, player(ctx, seat)),
+  h("span", { class: "who" }, seatName(ctx, seat)),
   h("span", { class: "hand-size" }, plural(state.hand_sizes[seat] ?? 0, "card")),
   h("span", { class: "minus" }, `${state.scores[seat]} minus pts`),
   seat === state.dealer ? pill("dealer", "dealer") : null,
@@ -186,7 +179,7 @@ function tossWindow(state, ctx) {
   const yours = ctx.seat !== null && ![acting, toss.by].includes(ctx.seat) && !state.away[ctx.seat] && state.hand?.includes(toss.card);
   return h("p", { class: "window toss" },
     h("strong", {}, "Toss-in open: "),
-    `anyone but ${player(ctx, toss.by)} holding another ${cardName(toss.card)} may throw it in now, until ${player(ctx, acting)} acts.`,
+    `anyone but ${seatName(ctx, toss.by)} holding another ${cardName(toss.card)} may throw it in now, until ${seatName(ctx, acting)} acts.`,
     yours ? h("strong", { class: "yours" }, " You hold one: click it in your hand to toss it in.") : null);
 }
 
@@ -201,16 +194,16 @@ function discarded(state) {
 function attackPanel(state, ctx) {
   const attack = state.attack;
   if (!attack) return null;
-  const target = attack.target === ctx.seat ? "you" : player(ctx, attack.target);
-  const redirected = attack.directed_by === attack.owner ? "" : `, sent on by ${player(ctx, attack.directed_by)}`;
+  const target = attack.target === ctx.seat ? "you" : seatName(ctx, attack.target);
+  const redirected = attack.directed_by === attack.owner ? "" : `, sent on by ${seatName(ctx, attack.directed_by)}`;
   return h("section", { class: "zone attack", "aria-label": "Open attack" },
     h("h3", {}, "⊕ Attack"),
     h("p", { class: "attack-line" },
       h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`),
-      ` — played by ${player(ctx, attack.owner)}${redirected}, aimed at ${target}.`),
+      ` — played by ${seatName(ctx, attack.owner)}${redirected}, aimed at ${target}.`),
     state.phase === "attack" ? h("p", { class: "hint" },
-      `${attack.target === ctx.seat ? "You" : player(ctx, attack.target)} may pass it on with another ${NAMES[attack.symbol]}, defend with a grey card or take it. `,
-      attack.jerk_allowed ? `Anyone but ${player(ctx, attack.owner)} may play a Jerk card on it.` : "Its Jerk card has been played.",
+      `${attack.target === ctx.seat ? "You" : seatName(ctx, attack.target)} may pass it on with another ${NAMES[attack.symbol]}, defend with a grey card or take it. `,
+      attack.jerk_allowed ? `Anyone but ${seatName(ctx, attack.owner)} may play a Jerk card on it.` : "Its Jerk card has been played.",
       canJerk(state, ctx) ? h("strong", { class: "yours" }, " You hold a Jerk card: you may play it now, even out of turn.") : null) : null,
     state.pending.length ? h("ul", { class: "steps", "aria-label": "Still to do" },
       state.pending.map((step) => h("li", {}, stepText(step, state, ctx)))) : null);
@@ -284,8 +277,8 @@ function handPicks(cards) {
 /** Words for the choice a played card asks for (colour, seat swap, hand swap, half hand). */
 function choiceText(move, state, ctx, handAfter) {
   if (move.colour) return `colour becomes ${move.colour}`;
-  if ("swap_with" in move) return move.swap_with === null ? "keep your seat" : `swap seats with ${player(ctx, move.swap_with)}`;
-  if ("exchange_with" in move) return `swap hands with ${player(ctx, move.exchange_with)}: you get ${plural(state.hand_sizes[move.exchange_with], "card")}`;
+  if ("swap_with" in move) return move.swap_with === null ? "keep your seat" : `swap seats with ${seatName(ctx, move.swap_with)}`;
+  if ("exchange_with" in move) return `swap hands with ${seatName(ctx, move.exchange_with)}: you get ${plural(state.hand_sizes[move.exchange_with], "card")}`;
   if ("discard_half" in move) {
     const half = Math.floor(handAfter / 2);
     return move.discard_half ? `put ${plural(half, "random card")} under the pile` : "keep your whole hand";
@@ -307,7 +300,7 @@ function playLabel(move, state, ctx) {
 function defendLabel(move, state, ctx) {
   const { symbol } = parse(move.card);
   const attack = state.attack;
-  const at = (seat) => player(ctx, seat);
+  const at = (seat) => seatName(ctx, seat);
   switch (symbol) {
     case "you": return `You!: aim the attack at ${at(move.target)}`;
     case "dodge": return `Dodge: the attack moves on to ${at(nextTarget(state, ctx.seat))}`;
@@ -322,7 +315,7 @@ function defendLabel(move, state, ctx) {
 function jerkLabel(move, state, ctx) {
   const { symbol } = parse(move.card);
   const attack = state.attack;
-  if (symbol === "capture") return `Capture: take over the attack, aim it at ${player(ctx, move.target)}`;
+  if (symbol === "capture") return `Capture: take over the attack, aim it at ${seatName(ctx, move.target)}`;
   if (symbol === "double") return attack ? `Double: whoever takes it must ${effect(attack.symbol, attack.amount * 2)}` : "Double the attack";
   if (!attack) return "Not Me: everyone else suffers the attack";
   // Not Me costs every victim the whole Skip, not one turn each down the line.
@@ -343,7 +336,7 @@ function attemptLabel(state) {
 
 function reportLabel(move, state, ctx) {
   const subject = state.pending[0]?.subject;
-  const who = subject === undefined ? "The task" : `${player(ctx, subject)}'s task`;
+  const who = subject === undefined ? "The task" : `${seatName(ctx, subject)}'s task`;
   const draws = state.attack ? `: draws ${state.attack.amount * 2}` : "";
   return move.success ? `${who} succeeded: no cards` : `${who} failed${draws}`;
 }
@@ -355,7 +348,7 @@ export const wobble = {
       h("p", { class: "headline" }, status(state, ctx)),
       h("p", { class: "round" },
         // Before the first RoundStarted the state has no round and no dealer yet.
-        state.round < 0 ? "Before the first deal" : `Round ${state.round + 1} · dealer ${player(ctx, state.dealer)}`,
+        state.round < 0 ? "Before the first deal" : `Round ${state.round + 1} · dealer ${seatName(ctx, state.dealer)}`,
         score ? ` · game ends at ${score} minus points` : ""),
       seatRing(state, ctx),
       centre(state, ctx),
@@ -393,10 +386,10 @@ export const wobble = {
 
   describe(event, ctx) {
     const data = event.data;
-    const who = player(ctx, data.seat);
+    const who = seatName(ctx, data.seat);
     const some = (cards, count) => (cards ? cards.map(cardName).join(", ") : plural(count, "card"));
     switch (event.type) {
-      case "RoundStarted": return `Round ${data.round + 1}: ${player(ctx, data.dealer)} deals`;
+      case "RoundStarted": return `Round ${data.round + 1}: ${seatName(ctx, data.dealer)} deals`;
       case "StartCardTurned": return `Starting card: ${cardName(data.card)}, as if ${who} played it`;
       case "StartCardResolved": return `${who} resolved the starting card${chosen(data, ctx)}`;
       case "CardsPlayed": return played(data, ctx);
@@ -405,11 +398,11 @@ export const wobble = {
       case "CardsDrawn": return `${who} drew ${some(data.cards, data.count)}${data.reason === "task_failed" ? " for a failed task" : ""}`;
       case "DiscardsReshuffled": return `The discard pile (${plural(data.count, "card")}) was shuffled into a new draw pile`;
       case "GreysExchanged": return `${who} showed ${data.shown.map(cardName).join(", ")} and drew ${some(data.drawn, data.count)}`;
-      case "DefencePlayed": return `${who} defended with ${NAMES[parse(data.card).symbol]}: the attack now aims at ${player(ctx, data.target)}`;
+      case "DefencePlayed": return `${who} defended with ${NAMES[parse(data.card).symbol]}: the attack now aims at ${seatName(ctx, data.target)}`;
       case "JerkPlayed": return jerked(data, ctx);
       case "AttackAccepted": return `${who} took the attack`;
       case "TaskAttempted": return `${who} attempts the task`;
-      case "TaskReported": return `${who} reports: ${player(ctx, data.subject)} ${data.success ? "managed" : "failed"} the task`;
+      case "TaskReported": return `${who} reports: ${seatName(ctx, data.subject)} ${data.success ? "managed" : "failed"} the task`;
       case "MagnetNamed": return magnetLine(data, ctx);
       case "RoundEnded": return roundLine(data, ctx);
       default: return null;
@@ -418,7 +411,7 @@ export const wobble = {
 };
 
 function played(data, ctx) {
-  const who = player(ctx, data.seat);
+  const who = seatName(ctx, data.seat);
   const what = cardNames(data.cards);
   const extra = chosen(data, ctx);
   switch (data.how) {
@@ -432,17 +425,17 @@ function played(data, ctx) {
 /** What a played card's choices did, as words after "played X". */
 function chosen(data, ctx) {
   if (data.colour) return `: colour ${data.colour}`;
-  if (data.swap_with !== undefined && data.swap_with !== null) return ` and swapped seats with ${player(ctx, data.swap_with)}`;
-  if (data.exchange_with !== undefined) return ` and swapped hands with ${player(ctx, data.exchange_with)}`;
+  if (data.swap_with !== undefined && data.swap_with !== null) return ` and swapped seats with ${seatName(ctx, data.swap_with)}`;
+  if (data.exchange_with !== undefined) return ` and swapped hands with ${seatName(ctx, data.exchange_with)}`;
   // Putting half the hand away has its own event; keeping it has none.
   if (data.discard_half === false) return " and kept the whole hand";
   return "";
 }
 
 function jerked(data, ctx) {
-  const who = player(ctx, data.seat);
+  const who = seatName(ctx, data.seat);
   const { symbol } = parse(data.card);
-  if (symbol === "capture") return `${who} captured the attack with a Jerk card and aimed it at ${player(ctx, data.target)}`;
+  if (symbol === "capture") return `${who} captured the attack with a Jerk card and aimed it at ${seatName(ctx, data.target)}`;
   if (symbol === "double") return `${who} doubled the attack with a Jerk card`;
   return `${who} played Not Me: everyone else suffers the attack`;
 }
@@ -450,11 +443,11 @@ function jerked(data, ctx) {
 function magnetLine(data, ctx) {
   const named = data.number ?? data.colour;
   const taken = data.taken.map((from) =>
-    `${from.cards ? from.cards.map(cardName).join(", ") : plural(from.count, "card")} from ${player(ctx, from.seat)}`);
-  return `${player(ctx, data.seat)} named ${named} and took ${taken.length ? taken.join("; ") : "nothing"}`;
+    `${from.cards ? from.cards.map(cardName).join(", ") : plural(from.count, "card")} from ${seatName(ctx, from.seat)}`);
+  return `${seatName(ctx, data.seat)} named ${named} and took ${taken.length ? taken.join("; ") : "nothing"}`;
 }
 
 function roundLine(data, ctx) {
-  const points = data.points.map((added, seat) => `${player(ctx, seat)} +${added}`).join(", ");
+  const points = data.points.map((added, seat) => `${seatName(ctx, seat)} +${added}`).join(", ");
   return `Round ${data.round + 1} over: ${points}${data.final ? ". The game is over" : ""}`;
 }
