@@ -1,20 +1,25 @@
-"""Shared fixtures: a fakeredis for fast tests, a real Redis server for the integration tests.
+"""Shared fixtures: a fakeredis for fast tests, a real Redis server for the integration tests,
+the service running on it as the Procfile runs it (`stack`), and Chromium pages on that (`page`).
 
 The real server is `SPIELTISCH_TEST_REDIS_URL` (default: database 13 of 127.0.0.1:6379). Tests
-flush only that database. When no server answers, the tests that need one fail loudly: they
-never skip, so a CI run without Redis cannot pass by testing less.
+flush only that database. When no server answers, or no Chromium is installed, the tests that need
+one fail loudly: they never skip, so a CI run without them cannot pass by testing less.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from pathlib import Path
 
 import fakeredis
 import pytest
 import redis
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
 
-TEST_REDIS_URL = os.environ.get("SPIELTISCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
+from tests.live import TEST_REDIS_URL
+from tests.stack import Stack
 
 
 @pytest.fixture
@@ -43,3 +48,86 @@ def any_redis(request: pytest.FixtureRequest) -> redis.Redis:
     fixture = "fake_redis" if request.param == "fakeredis" else "real_redis"
     client: redis.Redis = request.getfixturevalue(fixture)
     return client
+
+
+@pytest.fixture
+def stack(
+    real_redis: redis.Redis, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Stack]:
+    """The web server and bot workers as the Procfile runs them, logging into `tmp_path`: one
+    worker, or as many as `@pytest.mark.parametrize("stack", [n], indirect=True)` asks for."""
+    workers: int = getattr(request, "param", 1)
+    running = Stack(tmp_path)
+    try:
+        for _ in range(workers):
+            running.start_worker()
+        running.wait_until_serving()
+        yield running
+    finally:
+        running.stop()
+
+
+# ---- browser tests ----------------------------------------------------------------------------
+
+CALL_REPORT = pytest.StashKey[pytest.TestReport]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keeps how each test's body went, for fixtures that say more when it failed."""
+    report = yield
+    if report.when == "call":
+        item.stash[CALL_REPORT] = report
+    return report
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """Debian's Chromium, headless; a test needing it fails, never skips, when it is missing."""
+    with sync_playwright() as playwright:
+        try:
+            running = launch(playwright)
+        except NoChromium as error:
+            pytest.fail(str(error), pytrace=False)
+        yield running
+        running.close()
+
+
+@pytest.fixture
+def pages(
+    browser: Browser, stack: Stack, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Watched]:
+    """Opens pages on the stack (`page.goto("/")`), each in a context of its own. The test fails
+    if any page threw, logged a console error or got a 5xx answer; when it fails, a screenshot
+    of each page is saved and its path printed."""
+    watched = Watched(browser, stack.base)
+    try:
+        yield watched
+        problems = watched.settle()
+        report = request.node.stash.get(CALL_REPORT, None)
+        if (report is not None and report.failed) or problems:
+            for number, page in enumerate(watched.pages):
+                shot = tmp_path / f"page-{number}.png"
+                try:
+                    page.screenshot(path=shot, full_page=True)
+                    print(f"screenshot of page {number} ({page.url}): {shot}")
+                except PlaywrightError as error:
+                    print(f"no screenshot of page {number}: {error.message}")
+    finally:
+        watched.close()
+    if problems:
+        pytest.fail("the browser saw problems:\n" + "\n".join(problems))
+
+
+@pytest.fixture
+def page(pages: Watched) -> Page:
+    """A desktop-sized page (1280x900) on the stack."""
+    return pages.open(DESKTOP)
+
+
+@pytest.fixture
+def phone_page(pages: Watched) -> Page:
+    """A phone-sized page (390x844) on the stack."""
+    return pages.open(PHONE)

@@ -1,12 +1,16 @@
-"""Talking to a server running in another process: a free port, and JSON over HTTP."""
+"""Talking to servers running in other processes: the test Redis, a free port, JSON over HTTP."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import urllib.error
 import urllib.request
 from typing import Any
+
+TEST_REDIS_URL = os.environ.get("SPIELTISCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+"""The real Redis the tests use; they flush only this database."""
 
 
 def free_port() -> int:

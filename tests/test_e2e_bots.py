@@ -1,8 +1,8 @@
 """End to end with bots: the Procfile's gunicorn and RQ bot worker as processes, on a real Redis.
 
-Each test starts its own web server and worker (SPIELTISCH_WEBHOOK_TIMEOUT=1, so a lost turn's
-claim runs out after about 11 s) and follows tables over the live stream, which the server ends
-every second (SPIELTISCH_STREAM_MAX_SECONDS=1) so that every follower resumes with
+Each test starts its own web server and worker (the `stack` fixture: SPIELTISCH_WEBHOOK_TIMEOUT=1,
+so a lost turn's claim runs out after about 11 s) and follows tables over the live stream, which
+the server ends every second (SPIELTISCH_STREAM_MAX_SECONDS=1) so that every follower resumes with
 `Last-Event-ID` many times over. Every wait has a deadline; none asserts how long anything took.
 """
 
@@ -11,27 +11,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
-import redis
 
 from arena.__main__ import run
 from arena.match import Entrant
-from tests.conftest import TEST_REDIS_URL
-from tests.live import call, free_port
+from tests.live import call
+from tests.stack import WAIT, Stack
 
 pytestmark = pytest.mark.redis
 
@@ -40,113 +36,6 @@ EXAMPLES = ROOT / "examples"
 FINISHED = "table.GameFinished"
 SUBSTITUTED = "table.MoveSubstituted"
 PLAYED = "pig10.CardPlayed"
-WAIT = 30.0
-"""Seconds any one step may take before the test fails (a lost turn is found in about 16)."""
-ENV = {
-    "REDIS_URL": TEST_REDIS_URL,
-    "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
-    "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
-    "SPIELTISCH_STREAM_MAX_SECONDS": "1",
-}
-
-
-ACCESS_LOG = '"%(r)s" %(s)s last-event-id=%({last-event-id}i)s %(a)s'
-"""The access log's format: each request with the Last-Event-ID it sent."""
-
-
-def tail(path: Path, lines: int = 30) -> str:
-    text = path.read_text(errors="replace") if path.exists() else ""
-    return "\n".join(text.splitlines()[-lines:])
-
-
-class Stack:
-    """The web server and the bot workers, as the Procfile runs them."""
-
-    def __init__(self, logs: Path) -> None:
-        self.logs = logs
-        self.env = {**os.environ, **ENV}
-        self.web_log = logs / "web.log"
-        port = free_port()
-        self.base = f"http://127.0.0.1:{port}"
-        self.web = self._spawn(
-            [
-                *(sys.executable, "-m", "gunicorn", "--worker-class", "gthread"),
-                *("--workers", "2", "--threads", "32", "--access-logfile", "-"),
-                *("--access-logformat", ACCESS_LOG),
-                *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
-            ],
-            self.web_log,
-        )
-        self.workers: list[tuple[subprocess.Popen[bytes], Path]] = []
-        self.killed: list[subprocess.Popen[bytes]] = []
-
-    def _spawn(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
-        with log.open("ab") as out:
-            return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=out, stderr=out)
-
-    def wait_until_serving(self) -> None:
-        deadline = time.monotonic() + WAIT
-        while True:
-            try:
-                urllib.request.urlopen(f"{self.base}/health", timeout=1).close()
-                return
-            except OSError:
-                assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
-                assert time.monotonic() < deadline, (
-                    f"gunicorn never answered:\n{tail(self.web_log)}"
-                )
-                time.sleep(0.1)
-
-    def start_worker(self) -> subprocess.Popen[bytes]:
-        log = self.logs / f"worker-{len(self.workers)}.log"
-        worker = self._spawn(
-            [
-                *(sys.executable, "-m", "rq.cli", "worker", "--url", TEST_REDIS_URL),
-                *("--worker-class", "workers.worker.BotWorker", "--serializer", "json", "bots"),
-            ],
-            log,
-        )
-        self.workers.append((worker, log))
-        return worker
-
-    def web_log_text(self) -> str:
-        return self.web_log.read_text(errors="replace")
-
-    def worker_logs(self) -> str:
-        return "\n".join(f"--- {log.name}:\n{tail(log)}" for _, log in self.workers)
-
-    def kill_worker(self, worker: subprocess.Popen[bytes]) -> None:
-        self.killed.append(worker)
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(timeout=10)
-
-    def check_alive(self) -> None:
-        assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
-        for worker, log in self.workers:
-            if worker not in self.killed:
-                assert worker.poll() is None, f"the bot worker exited:\n{tail(log)}"
-
-    def stop(self) -> None:
-        for process in [self.web, *(worker for worker, _ in self.workers)]:
-            if process.poll() is None:
-                process.terminate()
-        for process in [self.web, *(worker for worker, _ in self.workers)]:
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-@pytest.fixture
-def stack(real_redis: redis.Redis, tmp_path: Path) -> Iterator[Stack]:
-    running = Stack(tmp_path)
-    try:
-        running.start_worker()
-        running.wait_until_serving()
-        yield running
-    finally:
-        running.stop()
 
 
 def ok(answer: tuple[int, Any], status: int = 200) -> Any:

@@ -13,8 +13,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from tests.conftest import TEST_REDIS_URL
-from tests.live import call, free_port
+from tests.live import TEST_REDIS_URL, call, free_port
 
 pytestmark = pytest.mark.redis
 

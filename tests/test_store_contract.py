@@ -25,7 +25,7 @@ from events.envelope import (
 from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
-from tests.conftest import TEST_REDIS_URL
+from tests.live import TEST_REDIS_URL
 
 Client: TypeAlias = redis.Redis
 Entries: TypeAlias = list[tuple[bytes, dict[bytes, bytes]]]

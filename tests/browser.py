@@ -1,0 +1,99 @@
+"""Debian's Chromium driven by Playwright (no browser download), and what a page did wrong.
+
+`launch` is shared by the test fixtures (tests/conftest.py) and scripts/screenshots.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Page,
+    Playwright,
+    Response,
+    ViewportSize,
+)
+from playwright.sync_api import Error as PlaywrightError
+
+INSTALL_HINT = "install Debian's chromium (`apt-get install chromium`) or set SPIELTISCH_CHROMIUM"
+DESKTOP = ViewportSize(width=1280, height=900)
+PHONE = ViewportSize(width=390, height=844)
+
+# The browser logs every answer >= 400 as a console error too. A 4xx answer is one the client
+# may expect (a stale version, a move refused) and a 5xx one is recorded as an answer already.
+ANSWER_LOGGED = re.compile(r"^Failed to load resource: the server responded with a status of \d")
+
+
+class NoChromium(RuntimeError):
+    pass
+
+
+def chromium() -> str:
+    """The Chromium to run: `SPIELTISCH_CHROMIUM`, else `chromium` on the PATH."""
+    chosen = os.environ.get("SPIELTISCH_CHROMIUM")
+    if chosen:
+        if not Path(chosen).is_file():
+            raise NoChromium(f"SPIELTISCH_CHROMIUM={chosen} is no file; point it at Chromium")
+        return chosen
+    found = shutil.which("chromium")
+    if found is None:
+        raise NoChromium(f"no `chromium` on the PATH; {INSTALL_HINT}")
+    return found
+
+
+def launch(playwright: Playwright) -> Browser:
+    """Chromium, headless. Its sandbox refuses to run as root, so there it runs without one."""
+    return playwright.chromium.launch(
+        executable_path=chromium(), headless=True, chromium_sandbox=os.geteuid() != 0
+    )
+
+
+class Watched:
+    """Pages, each recording its uncaught exceptions, console errors and 5xx answers."""
+
+    def __init__(self, browser: Browser, base_url: str | None = None) -> None:
+        self.browser = browser
+        self.base_url = base_url
+        self.problems: list[str] = []
+        self.pages: list[Page] = []
+
+    def open(self, viewport: ViewportSize = DESKTOP) -> Page:
+        context = self.browser.new_context(viewport=viewport, base_url=self.base_url)
+        page = context.new_page()
+        name = f"page {len(self.pages)} ({viewport['width']}x{viewport['height']})"
+        page.on("pageerror", lambda error: self.problems.append(f"{name}: uncaught {error!r}"))
+        page.on("crash", lambda _: self.problems.append(f"{name}: crashed"))
+        page.on("console", lambda message: self._console(name, message))
+        page.on("response", lambda response: self._response(name, response))
+        self.pages.append(page)
+        return page
+
+    def _console(self, name: str, message: ConsoleMessage) -> None:
+        if message.type == "error" and not ANSWER_LOGGED.match(message.text):
+            where = message.location.get("url") or "inline"
+            self.problems.append(f"{name}: console error at {where}: {message.text}")
+
+    def _response(self, name: str, response: Response) -> None:
+        if response.status >= 500:
+            request = response.request
+            self.problems.append(f"{name}: {request.method} {response.url} -> {response.status}")
+
+    def settle(self) -> list[str]:
+        """The problems so far, once every open page has run what it had queued: a task and
+        whatever it threw or rejected unhandled in that time."""
+        for number, page in enumerate(self.pages):
+            if not page.is_closed():
+                try:
+                    page.evaluate("() => new Promise(resolve => setTimeout(resolve))")
+                except PlaywrightError as error:
+                    self.problems.append(f"page {number}: did not settle: {error.message}")
+        return list(self.problems)
+
+    def close(self) -> None:
+        for page in self.pages:
+            page.context.close()
