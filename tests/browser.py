@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 
 from playwright.sync_api import (
@@ -17,6 +18,7 @@ from playwright.sync_api import (
     Playwright,
     Response,
     ViewportSize,
+    expect,
 )
 from playwright.sync_api import Error as PlaywrightError
 
@@ -97,3 +99,42 @@ class Watched:
     def close(self) -> None:
         for page in self.pages:
             page.context.close()
+
+
+TABLE_URL = re.compile(r"#/tables/([^/?]+)")
+
+
+def open_table(
+    page: Page, game: str, players: int = 2, options: Mapping[str, str] | None = None
+) -> str:
+    """Open a table of `game` from the lobby, with `options` typed into its form: seat 1 for
+    "Ada", heuristic bots in the others. Returns the table's id."""
+    page.goto("/")
+    page.fill("#player-name", "Ada")
+    form = page.locator(f"form[aria-labelledby={game}-title]")
+    form.locator(f"#{game}-seats").select_option(str(players))
+    for seat in range(1, players):
+        form.locator(f"#{game}-seat-{seat}").select_option("heuristic:")
+    if options:
+        form.locator("summary").click()
+    for option, value in (options or {}).items():
+        form.locator(f"#{game}-option-{option}").fill(value)
+    form.locator("button[type=submit]").click()
+    expect(page.locator(".board .game")).to_be_visible()
+    match = TABLE_URL.search(page.url)
+    assert match, page.url
+    return match.group(1)
+
+
+def click_once(page: Page) -> bool:
+    """Click one offered move button, else one thing a legal move uses; False if none is offered."""
+    # A picked thing stays clickable (to take it back); the next click goes to something else.
+    for selector in (".choices button.choice", ".board [data-pick]:enabled:not(.selected)"):
+        target = page.locator(selector)
+        if target.count():
+            try:
+                target.first.click(timeout=2000)
+            except PlaywrightError:
+                return False  # the table changed under the pointer: look again
+            return True
+    return False
