@@ -118,10 +118,15 @@ function hintText(state) {
 }
 
 function headline(state) {
-  const raised = state.target === 15 ? h("span", { class: "k10-raised" }, "raised by a 4") : null;
-  return h("p", { class: "headline k10-total", "aria-label": `Display total ${state.total} of target ${state.target}` },
-    h("span", { class: "k10-sum", "aria-hidden": "true" }, `Σ ${state.total}`),
-    h("span", { class: "k10-target", "aria-hidden": "true" }, ` / ${state.target}`), " ", raised);
+  const raised = state.target === 15 ? h("span", { class: "k10-chip" }, "raised by a 4") : null;
+  const pinks = state.display.filter((placed) => placed.face === 4 && placed.pink).length;
+  const jackpot = state.target === 15 && pinks
+    ? h("span", { class: "k10-chip jackpot" }, `jackpot ${4 * pinks} at exactly 15`) : null;
+  return h("div", { class: "k10-total" },
+    h("p", { class: "headline", "aria-label": `Display total ${state.total} of target ${state.target}` },
+      h("span", { class: "k10-sum", "aria-hidden": "true" }, `Σ ${state.total}`),
+      h("span", { class: "k10-target", "aria-hidden": "true" }, ` / ${state.target}`)),
+    raised, jackpot);
 }
 
 function displayZone(state, ctx) {
@@ -190,12 +195,13 @@ function seatPanel(state, ctx, seat) {
       waiting ? h("span", { class: "k10-wait" }, "may score next") : null,
       h("span", { class: "k10-name" }, seatName(ctx, seat)), team,
       h("span", { class: "k10-score" }, plural(state.scores[seat], "point"))),
-    h("div", { class: "row", role: "group", "aria-label": `${seatName(ctx, seat)}'s cards` },
-      hand.length
-        ? hand.map((held) => faceCard(held, { pick: ctx.seat === null ? undefined : `card:${held.id}` }))
-        : h("span", { class: "empty" }, "no cards")),
-    won.length ? h("div", { class: "row k10-won", role: "group", "aria-label": `${seatName(ctx, seat)}'s scored cards` },
-      h("span", { class: "k10-won-title" }, "Scored:"), won.map((shown) => faceCard(shown, { small: true, story: ", scored" }))) : null);
+    h("div", { class: "k10-cards" },
+      h("div", { class: "row", role: "group", "aria-label": `${seatName(ctx, seat)}'s cards` },
+        hand.length
+          ? hand.map((held) => faceCard(held, { pick: ctx.seat === null ? undefined : `card:${held.id}`, small: seat !== ctx.seat }))
+          : h("span", { class: "empty" }, "no cards")),
+      won.length ? h("div", { class: "row k10-won", role: "group", "aria-label": `${seatName(ctx, seat)}'s scored cards` },
+        h("span", { class: "k10-won-title" }, "Scored:"), won.map((shown) => faceCard(shown, { small: true, story: ", scored" }))) : null));
 }
 
 /** The seats in turn order, the viewer's own first so their cards are near the top on a phone. */
@@ -218,7 +224,8 @@ export const krumme10 = {
         displayZone(state, ctx),
         pilesRow(state),
         directionNote(state),
-        variantNote(state)),
+        variantNote(state),
+        h("p", { class: "k10-legend" }, "⟲n: the other side of a card that was flipped. No one knows the other sides of the rest.")),
       teamList(state, ctx),
       h("div", { class: "k10-seats" }, seatOrder(state, ctx).map((seat) => seatPanel(state, ctx, seat))));
   },
@@ -256,6 +263,7 @@ export const krumme10 = {
     const who = seatName(ctx, data.seat);
     const display = () => `display ${data.total} of ${data.target}`;
     switch (event.type) {
+      case "CardsDealt": return `${who} was dealt ${data.cards.map((dealt) => faceName(dealt.face, dealt.pink)).join(", ")}`;
       case "FirstSeatChosen": return `${who} starts`;
       case "CardPlayed": return `${who} played ${faceName(data.face, data.pink)}${data.flip ? " (flipped)" : ""}: ${display()}`;
       case "CardStolen": return `${who} stole ${whose(ctx, data.from)} card, flipped it to ${faceName(data.face, data.pink)}: ${display()}`;
@@ -267,6 +275,7 @@ export const krumme10 = {
       case "Fouled": return `${who} went over: ${data.total} of ${data.target}, a foul`;
       case "FoulScored": return `${who} scored ${plural(data.points, "foul point")}${data.flip ? " (flipped)" : ""}`;
       case "FoulPassed": return `${who} took no foul points`;
+      case "CardDrawn": return `${who} drew ${faceName(data.card.face, data.card.pink)}`;
       case "DiscardReshuffled": return `The discard pile (${plural(data.cards, "card")}) became the new draw pile`;
       case "GameEnded": return data.reason === "cards-gone" ? "All cards are played: game over" : "The draw pile is empty: game over";
       default: return null;
