@@ -63,6 +63,10 @@ function whose(ctx, seat) {
   return seat === ctx.seat ? "your" : `${seatName(ctx, seat)}'s`;
 }
 
+function capitalised(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 /**
  * A card in front of a player, by id. The frame may pair the moves with a state a step older,
  * so a card can be missing: then it is only "a card".
@@ -91,8 +95,10 @@ function phaseText(state, ctx) {
     }
     case "foul": {
       const over = state.foul?.any_card ? 15 : 10;
-      const cards = state.foul?.any_card ? "any one of their cards" : "their lowest card";
-      return `Foul: ${who} went over ${over}! ${seatName(ctx, actingSeat(state))} may score ${cards} as foul points, or pass.`;
+      const scorer = actingSeat(state);
+      const [name, their] = scorer === ctx.seat ? ["You", "your"] : [seatName(ctx, scorer), "their"];
+      const cards = state.foul?.any_card ? `any one of ${their} cards` : `${their} lowest card`;
+      return `Foul: ${who} went over ${over}! ${name} may score ${cards} as foul points, or pass.`;
     }
     // Only between the events of one move, so only the replay shows these two.
     case "fouled": return `${who} went over ${state.target}: a foul.`;
@@ -123,7 +129,8 @@ function headline(state) {
   const jackpot = state.target === 15 && pinks
     ? h("span", { class: "k10-chip jackpot" }, `jackpot ${4 * pinks} at exactly 15`) : null;
   return h("div", { class: "k10-total" },
-    h("p", { class: "headline", "aria-label": `Display total ${state.total} of target ${state.target}` },
+    h("p", { class: "headline" },
+      h("span", { class: "visually-hidden" }, `Display total ${state.total}, target ${state.target}`),
       h("span", { class: "k10-sum", "aria-hidden": "true" }, `Σ ${state.total}`),
       h("span", { class: "k10-target", "aria-hidden": "true" }, ` / ${state.target}`)),
     raised, jackpot);
@@ -196,11 +203,11 @@ function seatPanel(state, ctx, seat) {
       h("span", { class: "k10-name" }, seatName(ctx, seat)), team,
       h("span", { class: "k10-score" }, plural(state.scores[seat], "point"))),
     h("div", { class: "k10-cards" },
-      h("div", { class: "row", role: "group", "aria-label": `${seatName(ctx, seat)}'s cards` },
+      h("div", { class: "row", role: "group", "aria-label": `${capitalised(whose(ctx, seat))} cards` },
         hand.length
           ? hand.map((held) => faceCard(held, { pick: ctx.seat === null ? undefined : `card:${held.id}`, small: seat !== ctx.seat }))
           : h("span", { class: "empty" }, "no cards")),
-      won.length ? h("div", { class: "row k10-won", role: "group", "aria-label": `${seatName(ctx, seat)}'s scored cards` },
+      won.length ? h("div", { class: "row k10-won", role: "group", "aria-label": `${capitalised(whose(ctx, seat))} scored cards` },
         h("span", { class: "k10-won-title" }, "Scored:"), won.map((shown) => faceCard(shown, { small: true, story: ", scored" }))) : null));
 }
 
