@@ -12,7 +12,8 @@ export async function replayPage(main, tableId, version, signal, games) {
   const [table, log, timeline] = await Promise.all([
     api(`/tables/${tableId}`),
     api(`/tables/${tableId}/events`),
-    api(`/tables/${tableId}/scores`),
+    // The chart is an extra: without the timeline the replay still steps through the game.
+    api(`/tables/${tableId}/scores`).catch(() => null),
   ]);
   const last = table.version;
   const at = Math.min(last, Math.max(1, Number.isFinite(version) ? version : last));
@@ -43,7 +44,7 @@ export async function replayPage(main, tableId, version, signal, games) {
       h("button", { type: "button", onclick: () => go(last), disabled: at === last, "aria-label": "Last version" }, "Last »"),
       h("label", { for: "replay-slider", class: "visually-hidden" }, "Scrub through versions"), slider,
       h("label", { for: "replay-jump" }, "Version "), jump),
-    h("div", { class: "chart-box" }, scoreChart(timeline.scores, names, at, go), legend(names, h)),
+    timeline ? h("div", { class: "chart-box" }, scoreChart(timeline.scores, names, at, go), legend(names, h)) : null,
     h("div", { class: "board" }, past.state ? module.render(past.state, ctx) : h("p", {}, "No game yet at this version: the seats were still being taken.")),
     past.result ? h("p", { class: "result" }, resultText(past, names)) : null,
     audit,
