@@ -32,6 +32,8 @@ LEGAL_MOVES = schemas.LegalMovesSchema()
 MOVE = schemas.MoveRequest()
 MOVE_RESULT = schemas.MoveResultSchema()
 EVENTS_QUERY = schemas.EventsQuery()
+TABLES_QUERY = schemas.TablesQuery()
+TABLE_LIST = schemas.TableListSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 
@@ -163,6 +165,12 @@ def create_table() -> tuple[Response, int]:
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table['id']}"
     return response, status
+
+
+@api.get("/tables")
+def list_tables() -> tuple[Response, int]:
+    args = query(TABLES_QUERY)
+    return dumped(TABLE_LIST, service().list_tables(args["status"], args["game"], args["limit"]))
 
 
 @api.get(TABLE)

@@ -601,6 +601,31 @@ class Walk:
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Cy"})
         assert self.get(SEATS, 200, token="ignored") == second["table"]["seats"]
 
+    def listing(self) -> None:
+        """The walk's table, now running, heads the running tables; each outline is public."""
+        table = self.get(TABLE, 200)
+        running = self.get(TABLES, 200, query={"status": "running", "game": "pig10"})["tables"]
+        created = running[0].pop("created")
+        assert running[0] == {key: table[key] for key in running[0]}
+        assert created == self.get(EVENTS, 200)["events"][0]["meta"]["time"], "GameCreated's"
+        newest = self.get(TABLES, 200, query={"limit": "2"})["tables"]
+        assert len(newest) == 2
+        assert newest[0]["created"] >= newest[1]["created"], "newest first"
+        assert self.table_id in {t["id"] for t in self.get(TABLES, 200, token="ignored")["tables"]}
+        for name, wrong in [
+            ("status", "waiting"),
+            ("status", ""),
+            ("limit", "0"),
+            ("limit", "101"),
+            ("limit", "1.5"),
+            ("game", ""),
+            ("game", "g" * 65),
+            ("order", "oldest"),
+        ]:
+            refused = self.get(TABLES, 422, "invalid-query", query={name: wrong})
+            assert list(refused["errors"]) == [name]
+        self.get(TABLES, 422, "unknown-game", query={"game": "chess"})
+
     def tokens(self) -> None:
         other = self.post(TABLES, 201, body={"game": "pig10", "seats": 2}).body["id"]
         outsider = self.post(SEATS, 201, path={"table_id": other}, body={"name": "Di"}).body
@@ -778,6 +803,7 @@ def test_walk_a_whole_pig10_game_against_the_spec(api: ContractClient) -> None:
     walk.unknown_tables()
     walk.open_table_reads()
     walk.take_seats()
+    walk.listing()
     walk.tokens()
     walk.malformed_moves()
     rng = Random(10)
@@ -805,6 +831,7 @@ def test_each_problem_type_has_one_title(api: ContractClient) -> None:
     walk.open_table()
     walk.open_table_reads()
     walk.take_seats()
+    walk.listing()
     walk.tokens()
     walk.malformed_moves()
     several = {slug: titles for slug, titles in api.titles.items() if len(titles) > 1}
