@@ -34,6 +34,7 @@ MOVE_RESULT = schemas.MoveResultSchema()
 EVENTS_QUERY = schemas.EventsQuery()
 TABLES_QUERY = schemas.TablesQuery()
 TABLE_LIST = schemas.TableListSchema()
+SCORES = schemas.ScoreTimelineSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 
@@ -269,6 +270,11 @@ def stream_events(table_id: str) -> Response:
 def replay(table_id: str, version: int) -> tuple[Response, int]:
     caller = service().caller(table_id, bearer_token())
     return dumped(TABLE_VIEW, service().replay(table_id, version, caller))
+
+
+@api.get(TABLE + "/scores")
+def score_timeline(table_id: str) -> tuple[Response, int]:
+    return dumped(SCORES, service().score_timeline(table_id))
 
 
 @api.get(TABLE + "/audit")

@@ -187,6 +187,11 @@ class TableListSchema(Schema):
     tables = fields.List(fields.Nested(TableSummarySchema))
 
 
+class ScoreTimelineSchema(Schema):
+    version = fields.Integer()
+    scores = fields.List(fields.Tuple((fields.Integer(), fields.List(fields.Integer()))))
+
+
 class SeatTakenSchema(Schema):
     seat = fields.Integer()
     token = fields.String(allow_none=True)

@@ -460,6 +460,21 @@ class TableService:
                 break
         return {"tables": found}
 
+    def score_timeline(self, table_id: str) -> dict[str, JSON]:
+        """Each seat's score from the version the game started at up to the current one, in
+        one fold of the log: `[version, scores]` where the scores changed, and at the last.
+        Scores are public, so every caller gets the same timeline."""
+        current = self.load(table_id).table
+        records = self.store.read(table_id, START, until=current.version)
+        timeline: list[JSON] = []
+        for past in self.tables.history(record.event for record in records):
+            scores = self.tables.scores(past)
+            if scores is None:
+                continue  # the table is still open: no game to score yet
+            if not timeline or scores != timeline[-1][1] or past.version == current.version:
+                timeline.append([past.version, scores])
+        return {"version": current.version, "scores": timeline}
+
     def legal_moves(self, table_id: str, caller: Caller) -> dict[str, JSON]:
         seat = self._seated(caller)
         table = self.load(table_id).table

@@ -1,10 +1,12 @@
-"""The reads a spectator's browser watches tables with: the list of tables, newest first.
+"""The reads a spectator's browser watches tables with: the list of tables, newest first, and
+each table's score timeline.
 
 Each test runs on fakeredis and on the real Redis server (`any_redis`).
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -127,3 +129,37 @@ def test_a_listing_looks_at_no_more_than_its_bound(client: FlaskClient) -> None:
     open_table(client)
     assert listed(client, status="running", limit="1") == [], "the 11th newest is not looked at"
     assert [t["id"] for t in listed(client, status="running", limit="2")] == [running]
+
+
+def test_the_score_timeline_charts_a_whole_game_in_steps(client: FlaskClient) -> None:
+    game = new_game(client, 3)
+    final = game.play_to_end()
+    timeline = game.get("/scores")
+    assert timeline["version"] == final["version"]
+    pairs = timeline["scores"]
+    versions = [version for version, _ in pairs]
+    assert versions == sorted(set(versions))
+    assert versions[0] == 4, "the game starts with the last of 3 seats taken (version 4)"
+    assert pairs[0][1] == [0, 0, 0]
+    assert pairs[-1] == [final["version"], final["result"]["scores"]]
+    for version, scores in pairs:
+        assert game.get(f"/versions/{version}")["state"]["won"] == scores
+    for (_, before), (_, after) in itertools.pairwise(pairs[:-1]):
+        assert before != after, "a pair only where a score changed"
+    assert game.get("/scores", seat=0) == timeline, "the same for every caller"
+
+
+def test_an_open_table_has_no_scores_yet(client: FlaskClient) -> None:
+    table_id = open_table(client)
+    response = client.get(f"/v1/tables/{table_id}/scores")
+    assert (response.status_code, payload(response)) == (200, {"version": 1, "scores": []})
+
+
+@pytest.mark.parametrize("table_id", ["nope", "x" * 65, "no.such.table"])
+def test_the_scores_of_an_unknown_table_are_a_404(
+    client: FlaskClient, any_redis: redis.Redis, table_id: str
+) -> None:
+    response = client.get(f"/v1/tables/{table_id}/scores")
+    assert (response.status_code, response.mimetype) == (404, "application/problem+json")
+    assert payload(response)["type"] == "/problems/unknown-table"
+    assert any_redis.keys() == []
