@@ -183,10 +183,6 @@ class TableSummarySchema(Schema):
     created = fields.DateTime()
 
 
-class TableListSchema(Schema):
-    tables = fields.List(fields.Nested(TableSummarySchema))
-
-
 class ScoreTimelineSchema(Schema):
     version = fields.Integer()
     scores = fields.List(fields.Tuple((fields.Integer(), fields.List(fields.Integer()))))

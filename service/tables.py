@@ -435,7 +435,7 @@ class TableService:
     def seats(self, table_id: str) -> list[JSON]:
         return seats_json(self.load(table_id).table)
 
-    def list_tables(self, status: str | None, game: str | None, limit: int) -> dict[str, JSON]:
+    def list_tables(self, status: str | None, game: str | None, limit: int) -> list[JSON]:
         """Up to `limit` tables, newest first, of `status` and `game` (None: any), as anyone
         may see them: the public outline and when the table was opened.
 
@@ -458,7 +458,7 @@ class TableService:
             found.append({**self.tables.summary(table), "created": created})
             if len(found) == limit:
                 break
-        return {"tables": found}
+        return found
 
     def score_timeline(self, table_id: str) -> dict[str, JSON]:
         """Each seat's score from the version the game started at up to the current one, in

@@ -30,7 +30,7 @@ def client(any_redis: redis.Redis) -> FlaskClient:
 def listed(client: FlaskClient, **query: str) -> list[Any]:
     response = client.get("/v1/tables", query_string=query)
     assert response.status_code == 200, payload(response)
-    tables: list[Any] = payload(response)["tables"]
+    tables: list[Any] = payload(response)
     return tables
 
 

@@ -607,14 +607,14 @@ class Walk:
     def listing(self) -> None:
         """The walk's table, now running, heads the running tables; each outline is public."""
         table = self.get(TABLE, 200)
-        running = self.get(TABLES, 200, query={"status": "running", "game": "pig10"})["tables"]
+        running = self.get(TABLES, 200, query={"status": "running", "game": "pig10"})
         created = running[0].pop("created")
         assert running[0] == {key: table[key] for key in running[0]}
         assert created == self.get(EVENTS, 200)["events"][0]["meta"]["time"], "GameCreated's"
-        newest = self.get(TABLES, 200, query={"limit": "2"})["tables"]
+        newest = self.get(TABLES, 200, query={"limit": "2"})
         assert len(newest) == 2
         assert newest[0]["created"] >= newest[1]["created"], "newest first"
-        assert self.table_id in {t["id"] for t in self.get(TABLES, 200, token="ignored")["tables"]}
+        assert self.table_id in {t["id"] for t in self.get(TABLES, 200, token="ignored")}
         for name, wrong in [
             ("status", "waiting"),
             ("status", ""),
