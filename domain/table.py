@@ -372,15 +372,10 @@ class Tables:
         rules = self.rules(table)
         started = table.status is not Status.OPEN
         return {
-            "id": table.id,
-            "game": table.game,
-            "status": table.status.value,
-            "version": table.version,
+            **self.summary(table),
             "options": dict(table.options),
             "commitment": table.commitment,
-            "seats": seats_json(table),
             "you": seat,
-            "to_act": self.to_act(table),
             "state": rules.view(table.state, seat) if started else None,
             "result": dict(table.result) if table.result is not None else None,
             "seed": table.seed,
