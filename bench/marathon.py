@@ -119,6 +119,11 @@ class Marathon:
             return None
         return Result(winners=winners_by(state.counters, highest=True), scores=state.counters)
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        # The counters are hidden until the end: till then nobody may see a score.
+        result = self.result(state)
+        return result.scores if result else (0,) * state.players
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         counters = tuple(
             value if s == seat else rng.randrange(DEAL + max(STEPS) * state.moves)

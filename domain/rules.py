@@ -182,6 +182,14 @@ class Rules(Protocol[State]):
         """The result once the game is over, None while it runs."""
         ...
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        """Each seat's score as it stands; once the game is over it equals
+        `result(state).scores`.
+
+        Public: computed from what a spectator sees, so a score chart shows nobody a hidden card.
+        """
+        ...
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         """A state `seat` cannot tell apart from `state`: everything hidden from it re-drawn.
 

@@ -8,7 +8,8 @@ which reveals the seed. Wire names of the events: `table.<Event>` for the lifecy
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -313,10 +314,15 @@ class Tables:
         state = self.rules(table).evolve(table.state, game_event)
         return replace(table, state=state, version=version)
 
-    def fold(self, events: Sequence[Event], table: Table | None = None) -> Table | None:
+    def fold(self, events: Iterable[Event], table: Table | None = None) -> Table | None:
+        last = deque(self.history(events, table), maxlen=1)
+        return last.pop() if last else table
+
+    def history(self, events: Iterable[Event], table: Table | None = None) -> Iterator[Table]:
+        """The table after each of `events` in turn: one fold, every version on its way."""
         for event in events:
             table = self.evolve(table, event)
-        return table
+            yield table
 
     @staticmethod
     def _unwire(table: Table, event: Event) -> Event:
@@ -344,29 +350,32 @@ class Tables:
         moves = self.legal_moves(table, seat)
         return Turn(rules, seat, len(table.seats), table.options, view, moves)
 
-    def view(self, table: Table, seat: int | None) -> dict[str, JSON]:
-        """Everything `seat` (None: a spectator) may see of the table."""
-        rules = self.rules(table)
-        started = table.status is not Status.OPEN
+    def scores(self, table: Table) -> list[int] | None:
+        """Each seat's score as it stands (public), or None while the table is open."""
+        if table.status is Status.OPEN:
+            return None
+        return list(self.rules(table).scores(table.state))
+
+    def summary(self, table: Table) -> dict[str, JSON]:
+        """The public outline of a table, for lists: no state, no options, nothing hidden."""
         return {
             "id": table.id,
             "game": table.game,
             "status": table.status.value,
             "version": table.version,
+            "seats": seats_json(table),
+            "to_act": self.to_act(table),
+        }
+
+    def view(self, table: Table, seat: int | None) -> dict[str, JSON]:
+        """Everything `seat` (None: a spectator) may see of the table."""
+        rules = self.rules(table)
+        started = table.status is not Status.OPEN
+        return {
+            **self.summary(table),
             "options": dict(table.options),
             "commitment": table.commitment,
-            "seats": [
-                {
-                    "seat": number,
-                    "name": seat.name if seat else None,
-                    "taken": seat is not None,
-                    "bot": seat.player if seat else None,
-                    "level": seat.level if seat else None,
-                }
-                for number, seat in enumerate(table.seats)
-            ],
             "you": seat,
-            "to_act": self.to_act(table),
             "state": rules.view(table.state, seat) if started else None,
             "result": dict(table.result) if table.result is not None else None,
             "seed": table.seed,
@@ -381,3 +390,17 @@ class Tables:
             return event
         redacted = self.rules(table).redact(self._unwire(table, event), seat)
         return None if redacted is None else self._wire(table, redacted)
+
+
+def seats_json(table: Table) -> list[JSON]:
+    """Every seat as anyone may see it: who sits there, and the bot playing it (if any)."""
+    return [
+        {
+            "seat": number,
+            "name": seat.name if seat else None,
+            "taken": seat is not None,
+            "bot": seat.player if seat else None,
+            "level": seat.level if seat else None,
+        }
+        for number, seat in enumerate(table.seats)
+    ]

@@ -27,6 +27,11 @@ def idempotency_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:idempotency"
 
 
+def created_index_key() -> str:
+    """The sorted set of every game's id scored by its creation time (`events.index`)."""
+    return "games:created"
+
+
 class ConcurrencyConflict(Exception):
     """The stream moved on: it is not at the version the append expected."""
 

@@ -32,6 +32,9 @@ LEGAL_MOVES = schemas.LegalMovesSchema()
 MOVE = schemas.MoveRequest()
 MOVE_RESULT = schemas.MoveResultSchema()
 EVENTS_QUERY = schemas.EventsQuery()
+TABLES_QUERY = schemas.TablesQuery()
+TABLE_LIST = schemas.TableSummarySchema(many=True)
+SCORES = schemas.ScoreTimelineSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 
@@ -165,6 +168,12 @@ def create_table() -> tuple[Response, int]:
     return response, status
 
 
+@api.get("/tables")
+def list_tables() -> tuple[Response, int]:
+    args = query(TABLES_QUERY)
+    return dumped(TABLE_LIST, service().list_tables(args["status"], args["game"], args["limit"]))
+
+
 @api.get(TABLE)
 def get_table(table_id: str) -> tuple[Response, int]:
     caller = service().caller(table_id, bearer_token())
@@ -261,6 +270,11 @@ def stream_events(table_id: str) -> Response:
 def replay(table_id: str, version: int) -> tuple[Response, int]:
     caller = service().caller(table_id, bearer_token())
     return dumped(TABLE_VIEW, service().replay(table_id, version, caller))
+
+
+@api.get(TABLE + "/scores")
+def score_timeline(table_id: str) -> tuple[Response, int]:
+    return dumped(SCORES, service().score_timeline(table_id))
 
 
 @api.get(TABLE + "/audit")

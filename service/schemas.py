@@ -6,6 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from domain.table import Status
+
 
 class StrictInteger(fields.Integer):
     """A JSON integer; unlike `Integer(strict=True)` it also refuses `true` and `false`."""
@@ -106,6 +108,14 @@ class EventsQuery(Schema):
     after = QueryInteger(validate=validate.Range(min=0, max=2**53), load_default=0)
 
 
+class TablesQuery(Schema):
+    status = fields.String(
+        validate=validate.OneOf([status.value for status in Status]), load_default=None
+    )
+    game = fields.String(validate=validate.Length(min=1, max=64), load_default=None)
+    limit = QueryInteger(validate=validate.Range(min=1, max=100), load_default=20)
+
+
 # -- responses ------------------------------------------------------------------------------------
 
 
@@ -161,6 +171,21 @@ class TableSchema(Schema):
     state = fields.Dict(allow_none=True)
     result = fields.Dict(allow_none=True)
     seed = fields.String(allow_none=True)
+
+
+class TableSummarySchema(Schema):
+    id = fields.String()
+    game = fields.String()
+    status = fields.String()
+    version = fields.Integer()
+    seats = fields.List(fields.Nested(SeatSchema))
+    to_act = fields.List(fields.Integer())
+    created = fields.DateTime()
+
+
+class ScoreTimelineSchema(Schema):
+    version = fields.Integer()
+    scores = fields.List(fields.Tuple((fields.Integer(), fields.List(fields.Integer()))))
 
 
 class SeatTakenSchema(Schema):

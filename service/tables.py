@@ -33,8 +33,10 @@ from domain.table import (
     Tables,
     TakeSeat,
     command_to_json,
+    seats_json,
 )
 from events.envelope import START, Position, Recorded, canonical_json, seal
+from events.index import TableIndex
 from events.secrets import SeedVault
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
 from service.audit import audit
@@ -43,6 +45,8 @@ from service.errors import Problem
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+LIST_SCAN = 10
+"""A listing looks at no more than this many times `limit` of the newest tables."""
 
 
 def utc_now() -> datetime:
@@ -56,6 +60,12 @@ def token_hash(token: str) -> str:
 def bot_seat_name(bot: str | None) -> str:
     """The name shown for a seat a machine plays, unless its creator gave one."""
     return f"{bot} bot" if bot else "webhook bot"
+
+
+def unknown_game(game: str, known: list[str]) -> Problem:
+    return Problem(
+        422, "unknown-game", "Unknown game", f"there is no game {game!r}; known: {known}"
+    )
 
 
 def unknown_table(table_id: str) -> Problem:
@@ -164,6 +174,7 @@ class TableService:
         new_id: Callable[[], str] = lambda: secrets.token_urlsafe(9),
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
+        index: TableIndex | None = None,
     ) -> None:
         self.store = store
         self.vault = vault
@@ -175,6 +186,7 @@ class TableService:
         self.new_id = new_id
         self.turns = turns
         self.bots = bots
+        self.index = index
         # A seed never changes once stored, so each process asks Redis for it once.
         self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
@@ -189,14 +201,14 @@ class TableService:
         bots: Sequence[BotSeat] = (),
     ) -> dict[str, JSON]:
         """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
-        carries only its commitment. A table whose every seat is a bot plays itself."""
+        carries only its commitment. A table whose every seat is a bot plays itself.
+
+        The table is listed in the index only once its events have landed, so the index never
+        names a table that was not created. A process that dies in between leaves the table
+        unlisted: it is there and plays as any other, but `list_tables` never shows it.
+        """
         if game not in self.tables.registry:
-            raise Problem(
-                422,
-                "unknown-game",
-                "Unknown game",
-                f"there is no game {game!r}; known: {self.tables.registry.ids()}",
-            )
+            raise unknown_game(game, self.tables.registry.ids())
         levels = [self._bot_level(bot_seat.bot, bot_seat.level, game) for bot_seat in bots]
         table_id, seed = self.new_id(), self.new_seed()
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
@@ -207,6 +219,8 @@ class TableService:
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
         self._commit(table_id, pending)
+        if self.index is not None:
+            self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))
         return self.tables.view(pending.after.table, None)
 
     def take_seat(
@@ -419,9 +433,47 @@ class TableService:
         return self.tables.view(table, caller.seat)
 
     def seats(self, table_id: str) -> list[JSON]:
-        view = self.tables.view(self.load(table_id).table, None)
-        seats: list[JSON] = view["seats"]
-        return seats
+        return seats_json(self.load(table_id).table)
+
+    def list_tables(self, status: str | None, game: str | None, limit: int) -> list[JSON]:
+        """Up to `limit` tables, newest first, of `status` and `game` (None: any), as anyone
+        may see them: the public outline and when the table was opened.
+
+        Ids come from the index; each table is loaded from its stream (through the cache),
+        and an id whose stream is gone is skipped (unless this process has it cached: streams
+        are never deleted in play). Only the `LIST_SCAN * limit` newest ids are looked at, so
+        a rare filter may find fewer than `limit` though older tables match.
+        """
+        if game is not None and game not in self.tables.registry:
+            raise unknown_game(game, self.tables.registry.ids())
+        found: list[JSON] = []
+        newest = self.index.newest(limit * LIST_SCAN) if self.index is not None else []
+        for table_id, created in newest:
+            try:
+                table = self.load(table_id).table
+            except Problem:
+                continue  # the index outlived the table's stream
+            if status not in (None, table.status.value) or game not in (None, table.game):
+                continue
+            found.append({**self.tables.summary(table), "created": created})
+            if len(found) == limit:
+                break
+        return found
+
+    def score_timeline(self, table_id: str) -> dict[str, JSON]:
+        """Each seat's score from the version the game started at up to the current one, in
+        one fold of the log: `[version, scores]` where the scores changed, and at the last.
+        Scores are public, so every caller gets the same timeline."""
+        current = self.load(table_id).table
+        records = self.store.read(table_id, START, until=current.version)
+        timeline: list[JSON] = []
+        for past in self.tables.history(record.event for record in records):
+            scores = self.tables.scores(past)
+            if scores is None:
+                continue  # the table is still open: no game to score yet
+            if not timeline or scores != timeline[-1][1] or past.version == current.version:
+                timeline.append([past.version, scores])
+        return {"version": current.version, "scores": timeline}
 
     def legal_moves(self, table_id: str, caller: Caller) -> dict[str, JSON]:
         seat = self._seated(caller)

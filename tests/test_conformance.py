@@ -199,6 +199,29 @@ def test_illegal_moves_are_refused_without_change(
     assert refused > 0
 
 
+def test_scores_stand_for_every_seat_and_end_as_the_result(
+    playouts: tuple[AnyRules, list[tuple[int, Playout]]],
+) -> None:
+    """After every event (a score chart may stop in the middle of a move) each seat has a
+    score, the same in every world a spectator cannot tell apart; the last are the result's."""
+    rules, games = playouts
+    for seed, playout in games:
+        state = rules.initial_state(playout.players, playout.options)
+        for event in [None, *playout.events]:
+            if event is not None:
+                state = rules.evolve(state, event)
+            scores = rules.scores(state)
+            assert len(scores) == playout.players
+            assert all(type(score) is int for score in scores)
+        result = rules.result(state)
+        assert result is not None
+        assert rules.scores(state) == result.scores
+        decided = [step.before for step in playout.steps] + [playout.final]
+        for index, state in enumerate(decided[::3]):
+            concealed = rules.conceal(state, None, Random(seed * 7919 + index))
+            assert rules.scores(concealed) == rules.scores(state), "scores show hidden cards"
+
+
 def test_fold_of_json_round_tripped_events_equals_live_state(
     playouts: tuple[AnyRules, list[tuple[int, Playout]]],
 ) -> None:

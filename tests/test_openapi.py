@@ -11,6 +11,7 @@ documented problem response, and checks at the end that it saw every documented 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -389,6 +390,7 @@ MOVES = TABLE + "/moves"
 EVENTS = TABLE + "/events"
 VERSION = TABLE + "/versions/{version}"
 AUDIT = TABLE + "/audit"
+SCORES = TABLE + "/scores"
 STREAM = TABLE + "/stream"
 GAME = "/v1/games/{game_id}"
 
@@ -551,13 +553,14 @@ class Walk:
     def unknown_tables(self) -> None:
         for unknown in ["nope", "no.such.table", "x" * 65, "%20"]:
             path = {"table_id": unknown}
-            for route in (TABLE, SEATS, EVENTS, AUDIT, STREAM):
+            for route in (TABLE, SEATS, EVENTS, SCORES, AUDIT, STREAM):
                 self.get(route, 404, "unknown-table", path=path)
             self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
             self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
 
     def open_table_reads(self) -> None:
         assert [seat["taken"] for seat in self.get(SEATS, 200)] == [False, False]
+        assert self.get(SCORES, 200) == {"version": 1, "scores": []}, "no game to score yet"
         self.get(AUDIT, 409, "game-not-finished")
         check_table(self.get(VERSION, 200, path={"version": 1}), None)
         self.get(VERSION, 404, "unknown-version", path={"version": 0})
@@ -601,6 +604,31 @@ class Walk:
         check_table(second["table"], 1)
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Cy"})
         assert self.get(SEATS, 200, token="ignored") == second["table"]["seats"]
+
+    def listing(self) -> None:
+        """The walk's table, now running, heads the running tables; each outline is public."""
+        table = self.get(TABLE, 200)
+        running = self.get(TABLES, 200, query={"status": "running", "game": "pig10"})
+        created = running[0].pop("created")
+        assert running[0] == {key: table[key] for key in running[0]}
+        assert created == self.get(EVENTS, 200)["events"][0]["meta"]["time"], "GameCreated's"
+        newest = self.get(TABLES, 200, query={"limit": "2"})
+        assert len(newest) == 2
+        assert newest[0]["created"] >= newest[1]["created"], "newest first"
+        assert self.table_id in {t["id"] for t in self.get(TABLES, 200, token="ignored")}
+        for name, wrong in [
+            ("status", "waiting"),
+            ("status", ""),
+            ("limit", "0"),
+            ("limit", "101"),
+            ("limit", "1.5"),
+            ("game", ""),
+            ("game", "g" * 65),
+            ("order", "oldest"),
+        ]:
+            refused = self.get(TABLES, 422, "invalid-query", query={name: wrong})
+            assert list(refused["errors"]) == [name]
+        self.get(TABLES, 422, "unknown-game", query={"game": "chess"})
 
     def tokens(self) -> None:
         other = self.post(TABLES, 201, body={"game": "pig10", "seats": 2}).body["id"]
@@ -764,12 +792,27 @@ class Walk:
         assert resumed == log["events"][-3:], "Last-Event-ID wins over after"
         assert self.stream(token=self.token[1], query={"after": str(version)}) == []
         assert all("command" in event["meta"] for event in log["events"]), "the log is public"
+        won = {}
         for past in range(1, version + 1):
-            check_table(self.get(VERSION, 200, path={"version": past}), None)
+            spectator = self.get(VERSION, 200, path={"version": past})
+            check_table(spectator, None)
+            if spectator["state"] is not None:
+                won[past] = spectator["state"]["won"]
             if past % 7 in (0, 3):
                 seen_by_1 = self.get(VERSION, 200, token=self.token[1], path={"version": past})
                 check_table(seen_by_1, 1)
         self.get(VERSION, 404, "unknown-version", path={"version": version + 1})
+        self.score_timeline(version, won, table["result"]["scores"])
+
+    def score_timeline(self, version: int, won: dict[int, list[int]], result: list[int]) -> None:
+        """The timeline holds Pig 10's cards won at every version the game ran, in steps."""
+        timeline = self.get(SCORES, 200, token="ignored")
+        assert timeline["version"] == version
+        pairs = timeline["scores"]
+        assert (pairs[0][0], pairs[-1]) == (min(won), [version, result])
+        for (start, scores), (end, _) in itertools.pairwise(pairs):
+            assert all(won[past] == scores for past in range(start, end)), start
+        assert all(a[1] != b[1] for a, b in itertools.pairwise(pairs[:-1])), "only changes"
 
 
 def test_walk_a_whole_pig10_game_against_the_spec(api: ContractClient) -> None:
@@ -779,6 +822,7 @@ def test_walk_a_whole_pig10_game_against_the_spec(api: ContractClient) -> None:
     walk.unknown_tables()
     walk.open_table_reads()
     walk.take_seats()
+    walk.listing()
     walk.tokens()
     walk.malformed_moves()
     rng = Random(10)
@@ -806,6 +850,7 @@ def test_each_problem_type_has_one_title(api: ContractClient) -> None:
     walk.open_table()
     walk.open_table_reads()
     walk.take_seats()
+    walk.listing()
     walk.tokens()
     walk.malformed_moves()
     several = {slug: titles for slug, titles in api.titles.items() if len(titles) > 1}

@@ -132,6 +132,18 @@ def test_the_last_move_finishes_the_game_and_reveals_the_seed() -> None:
         TABLES.decide(table, MakeMove(0, {"card": 1, "mode": "add"}), SEED)
 
 
+def test_history_passes_every_version_of_one_fold_and_scores_start_with_the_game() -> None:
+    table = seated(opened(2), "a")
+    last = TakeSeat(None, "b", "hash of b")
+    events = TABLES.decide(table, last, SEED)
+    versions = list(TABLES.history(events, table))
+    assert [past.version for past in versions] == list(range(3, 3 + len(events)))
+    assert versions[-1] == TABLES.fold(events, table)
+    assert TABLES.fold([], table) is table
+    assert TABLES.scores(table) is None, "an open table has no game to score yet"
+    assert [TABLES.scores(past) for past in versions] == [[0, 0]] * len(events)
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -12,6 +12,7 @@ from rq.serializers import JSONSerializer
 from domain.catalogue import default_catalogue
 from domain.registry import GameRegistry, default_registry
 from domain.table import UPCASTS, Tables
+from events.index import TableIndex
 from events.secrets import SeedVault
 from events.store import EventStore
 from events.upcasting import Upcasters
@@ -64,5 +65,6 @@ def build_runtime(
         cache=TableCache(config.cache_size),
         turns=turns,
         bots=bots,
+        index=TableIndex(redis),
     )
     return Runtime(service, turns, TurnPlayer(service, bots, webhooks))

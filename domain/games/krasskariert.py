@@ -774,6 +774,9 @@ class KrassKariert:
             details={"losers": list(state.losers)},
         )
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        return state.chips
+
     def evaluate(self, state: State) -> tuple[float, ...]:
         """Each seat's chance to survive the game, split among the survivors: who loses the
         running hand (by how far each hand is from empty), then the chip race to the end."""

@@ -916,6 +916,9 @@ class Krumme10:
         }
         return Result(winners=winners, scores=state.scores, details=details)
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        return state.scores
+
     def evaluate(self, state: State) -> tuple[float, ...]:
         # A softmax of each team's expected points, cooler as fewer cards are left to come.
         result = self.result(state)

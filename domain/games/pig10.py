@@ -296,6 +296,9 @@ class Pig10:
             return None
         return Result(winners=winners_by(state.won, highest=True), scores=state.won)
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        return state.won
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         hand = () if seat is None else state.hands[seat]
         cards = unseen(hand, state.pile, out_of_play(state))

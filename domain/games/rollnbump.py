@@ -720,7 +720,7 @@ class RollnBump:
                 "colour": None if state.joker_colour is None else COLOURS[state.joker_colour],
             },
             "won": [[CARD_IDS[card] for card in cards] for cards in state.won],
-            "scores": [state.score(s) for s in range(state.players)],
+            "scores": list(self.scores(state)),
             "turn": state.turn,
             "dice_count": state.dice_count,
             "dice": list(state.dice),
@@ -741,6 +741,10 @@ class RollnBump:
         return Result(
             winners=winners_by(scores, highest=True), scores=scores, details={"parts": parts}
         )
+
+    def scores(self, state: State) -> tuple[int, ...]:
+        # The view's scores: the white die's roll counts once the game is over, as in `result`.
+        return tuple(state.score(seat) for seat in range(state.players))
 
     def evaluate(self, state: State) -> tuple[float, ...]:
         if (result := self.result(state)) is not None:

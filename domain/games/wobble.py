@@ -1246,6 +1246,9 @@ class Wobble:
             details={"rounds": state.round + 1},
         )
 
+    def scores(self, state: State) -> tuple[int, ...]:
+        return state.scores
+
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         hidden = [other for other in range(state.players) if other != seat]
         hands = [list(hand) for hand in state.hands]
