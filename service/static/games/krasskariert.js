@@ -57,6 +57,12 @@ function you(ctx, seat) {
   return seat === ctx.seat ? "You" : seatName(ctx, seat);
 }
 
+/** A seat's number badge and name: bots may share a name, their seats never do. */
+function seatTag(ctx, seat) {
+  return [h("span", { class: "seat-no" }, h("span", { class: "visually-hidden" }, "seat "), seat + 1),
+    " ", h("span", { class: "name" }, seatName(ctx, seat))];
+}
+
 function headline(state, ctx) {
   const who = you(ctx, state.turn);
   const hand = `Hand ${state.hand_number}: `;
@@ -85,7 +91,7 @@ function trickZone(state, ctx) {
     const words = combination(play.kind, play.rank);
     const mark = index === highest && state.phase === "follow" ? "to beat" : null;
     return h("li", { class: `play${mark ? " highest" : ""}${play.seat === state.trick_winner ? " winner" : ""}` },
-      h("span", { class: "who" }, seatName(ctx, play.seat)),
+      h("span", { class: "who" }, seatTag(ctx, play.seat)),
       h("span", { class: "row" }, play.cards.map((value) => kkCard(value, { small: true }))),
       h("span", { class: "what" }, words + jokerNote(play.cards, play.kind, play.rank)),
       mark ? h("span", { class: "badge" }, mark) : null,
@@ -116,11 +122,13 @@ function seatRow(state, ctx, seat, start) {
   else if (acting) status = h("span", { class: "badge turn" }, "▶ to play");
   else if (!size && state.hand_number) status = h("span", { class: "badge safe" }, "out of cards: safe this hand");
   return h("li", { class: ["seat", acting && "acting", seat === ctx.seat && "you"].filter(Boolean).join(" ") },
-    h("div", { class: "seat-head" }, h("span", { class: "name" }, seatName(ctx, seat)), chips(state.chips[seat], start), status),
+    h("div", { class: "seat-head" },
+      seatTag(ctx, seat),
+      chips(state.chips[seat], start), status),
     h("div", { class: "row" },
       back({ label: `${plural(size, "card")} in hand`, count: size }),
       seat === ctx.seat
-        ? h("span", { class: "hint" }, reserve.length ? `reserve: ${plural(reserve.length, "card")}, shown below` : "no reserve")
+        ? h("span", { class: "hint" }, reserve.length ? `reserve: ${plural(reserve.length, "card")}, shown above` : "no reserve")
         : h("span", { class: "reserve", role: "group", "aria-label": `reserve, ${plural(reserve.length, "card")}` },
           h("span", { class: "hint", "aria-hidden": "true" }, reserve.length ? "reserve" : "no reserve"),
           reserve.map((value) => kkCard(value, { small: true, label: `reserve ${cardLabel(value)}` })))),
@@ -177,9 +185,10 @@ export const krasskariert = {
     return h("div", { class: "game krasskariert" },
       h("p", { class: "headline" }, headline(state, ctx)),
       trickZone(state, ctx),
+      // The viewer's own cards sit right under the trick: on a phone the other seats come after.
+      state.hand ? ownZones(state, ctx) : null,
       h("ol", { class: "kk-seats", "aria-label": "Players: chips, hands and reserves" },
         state.hand_sizes.map((_, seat) => seatRow(state, ctx, seat, start))),
-      state.hand ? ownZones(state, ctx) : null,
       h("div", { class: "row piles" },
         back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile }),
         h("span", { class: "hint" }, `draw pile: ${plural(state.draw_pile, "card")}`)),
@@ -192,7 +201,9 @@ export const krasskariert = {
       case "play": {
         const picks = Array.from({ length: move.count }, (_, index) => `hand:${move.at + index}`);
         const cards = hand.slice(move.at, move.at + move.count);
-        return { picks, label: `Play ${combination(move.kind, move.rank)}${jokerNote(cards, move.kind, move.rank)}` };
+        const label = move.count === 1 && cards[0] === "X" ? `Play X as ${move.rank}`
+          : `Play ${combination(move.kind, move.rank)}${jokerNote(cards, move.kind, move.rank)}`;
+        return { picks, label };
       }
       case "stop": return { picks: [`hand:${move.at}`], label: "Play STOP: win the trick at once" };
       case "draw": return { picks: [`hand:${move.at}`], label: "Play DRAW: no need to beat" };
