@@ -106,13 +106,13 @@ function trickZone(state, ctx) {
     waiting);
 }
 
-function chips(count, start) {
-  const lost = Math.max(0, start - count);
+function chips(count, startingChips) {
+  const lost = Math.max(0, startingChips - count);
   return h("span", { class: "chips", role: "img", "aria-label": plural(count, "chip") },
     h("span", { "aria-hidden": "true" }, "●".repeat(count), h("span", { class: "spent" }, "○".repeat(lost))));
 }
 
-function seatRow(state, ctx, seat, start) {
+function seatRow(state, ctx, seat, startingChips) {
   const size = state.hand_sizes[seat];
   const acting = state.turn === seat;
   const reserve = state.reserves[seat];
@@ -123,8 +123,7 @@ function seatRow(state, ctx, seat, start) {
   else if (!size && state.hand_number) status = h("span", { class: "badge safe" }, "out of cards: safe this hand");
   return h("li", { class: ["seat", acting && "acting", seat === ctx.seat && "you"].filter(Boolean).join(" ") },
     h("div", { class: "seat-head" },
-      seatTag(ctx, seat),
-      chips(state.chips[seat], start), status),
+      seatTag(ctx, seat), chips(state.chips[seat], startingChips), status),
     h("div", { class: "row" },
       back({ label: `${plural(size, "card")} in hand`, count: size }),
       seat === ctx.seat
@@ -181,14 +180,14 @@ function outZone(state) {
 
 export const krasskariert = {
   render(state, ctx) {
-    const start = state.hand_sizes.length === 5 ? 2 : 3;
+    const startingChips = state.hand_sizes.length === 5 ? 2 : 3;
     return h("div", { class: "game krasskariert" },
       h("p", { class: "headline" }, headline(state, ctx)),
       trickZone(state, ctx),
       // The viewer's own cards sit right under the trick: on a phone the other seats come after.
       state.hand ? ownZones(state, ctx) : null,
       h("ol", { class: "kk-seats", "aria-label": "Players: chips, hands and reserves" },
-        state.hand_sizes.map((_, seat) => seatRow(state, ctx, seat, start))),
+        state.hand_sizes.map((_, seat) => seatRow(state, ctx, seat, startingChips))),
       h("div", { class: "row piles" },
         back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile }),
         h("span", { class: "hint" }, `draw pile: ${plural(state.draw_pile, "card")}`)),
@@ -224,7 +223,7 @@ export const krasskariert = {
       case "CardsPlayed": return `${who} played ${combination(data.kind, data.rank)}${data.cards.length > 1 || data.cards[0] === "X" ? ` (${data.cards.join(", ")})` : ""}`;
       case "ReserveTaken": return `${who} passed and took reserve ${cardLabel(data.card)} into the hand`;
       case "TrickWon": {
-        const how = { stop: " with a STOP card", highest: "", lead: " (only DRAW cards followed the lead)" }[data.reason] ?? "";
+        const how = { stop: " with a STOP card", highest: "", lead: " as its leader (only DRAW cards were played)" }[data.reason] ?? "";
         return `${who} won the trick${how}${data.draws ? ` and draws ${plural(data.draws, "card")}` : ""}`;
       }
       case "CardDrawn": return data.card === undefined ? null : `${who} drew ${cardLabel(data.card)}`;
