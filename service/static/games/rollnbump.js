@@ -6,7 +6,7 @@
 // "spot" the white-die spot and "joker" the joker. Dice of one value are interchangeable, so a
 // move names the first unused die of each value it needs.
 
-import { back, card, die, seatName, zone } from "../cards.js";
+import { card, die, seatName, zone } from "../cards.js";
 import { h, plural } from "../dom.js";
 
 const COLOURS = ["red", "yellow", "blue", "black"];
@@ -151,7 +151,7 @@ function stackTile(state, ctx, index, mine, points) {
 function whiteSpotTile(state, ctx, mine) {
   const holder = state.white_die.holder;
   if (holder !== null) {
-    return h("li", { class: "stack spot" }, h("span", { class: "stack-name" }, "White die"),
+    return h("li", { class: "stack spot" }, h("span", { class: "stack-name", "aria-hidden": "true" }, "White die"),
       h("span", { class: "card spot-card", role: "img", "aria-label": `White-die spot: empty, ${seatName(ctx, holder)} holds the white die` },
         h("span", { class: "face", "aria-hidden": "true" }, "○"), h("span", { class: "sub", "aria-hidden": "true" }, "held")),
       h("div", { class: "claim", "aria-hidden": "true" }, "held by", ownerName(ctx, holder)));
@@ -259,7 +259,7 @@ function wonCards(state, seat, points) {
       joker === colour ? card({ text: "★", label: `joker as ${colour}`, tone: colour, small: true }) : null,
       h("span", { class: "bonus", "aria-hidden": "true" }, `+${setBonus(count)}`));
   }).filter(Boolean);
-  return groups.length ? groups : h("span", { class: "empty" }, "no cards yet");
+  return groups.length ? groups : h("span", { class: "empty" }, "no cards");
 }
 
 function seatTally(state, ctx, seat, points) {
