@@ -6,7 +6,7 @@
 // "spot" the white-die spot and "joker" the joker. Dice of one value are interchangeable, so a
 // move names the first unused die of each value it needs.
 
-import { back, card, die, seatName, zone } from "../cards.js";
+import { card, die, seatName, zone } from "../cards.js";
 import { h, plural } from "../dom.js";
 
 const COLOURS = ["red", "yellow", "blue", "black"];
@@ -151,7 +151,7 @@ function stackTile(state, ctx, index, mine, points) {
 function whiteSpotTile(state, ctx, mine) {
   const holder = state.white_die.holder;
   if (holder !== null) {
-    return h("li", { class: "stack spot" }, h("span", { class: "stack-name" }, "White die"),
+    return h("li", { class: "stack spot" }, h("span", { class: "stack-name", "aria-hidden": "true" }, "White die"),
       h("span", { class: "card spot-card", role: "img", "aria-label": `White-die spot: empty, ${seatName(ctx, holder)} holds the white die` },
         h("span", { class: "face", "aria-hidden": "true" }, "○"), h("span", { class: "sub", "aria-hidden": "true" }, "held")),
       h("div", { class: "claim", "aria-hidden": "true" }, "held by", ownerName(ctx, holder)));
@@ -188,15 +188,44 @@ function diceZone(state, ctx, mine) {
   const holdsWhite = state.white_die.holder === seat;
   const rolled = state.rolls > 0;
   const dice = rolled
-    ? state.dice.map((value, index) => seatDie(ctx, seat, value, mine ? `die:${index}` : undefined))
+    ? state.dice.map((value, index) => rolledDie(ctx, seat, value, mine ? `die:${index}` : undefined))
     : Array.from({ length: state.dice_count }, () => seatDie(ctx, seat, null));
   const white = holdsWhite
     ? whiteDie(state.white_die.value, state.white_die.value === null ? "the white die, not rolled yet" : `the white die showing ${state.white_die.value}`,
       mine && state.white_die.value !== null ? "white" : undefined)
     : null;
   const title = mine ? "Your dice" : `${seatName(ctx, seat)}: dice`;
-  return zone(title, dice.length ? dice : h("span", { class: "empty" }, "all placed"),
+  const section = zone(title, dice.length ? dice : h("span", { class: "empty" }, "all placed"),
     white ? h("span", { class: "white-slot" }, white, h("span", { class: "hint" }, "white")) : null);
+  if (mine) equalDiceInOrder(section);
+  return section;
+}
+
+function rolledDie(ctx, seat, value, pick) {
+  const node = seatDie(ctx, seat, value, pick);
+  node.dataset.face = value;
+  return node;
+}
+
+const dieIndex = (node) => Number(node.dataset.pick.slice(4));
+const isPicked = (node) => node.getAttribute("aria-pressed") === "true";
+
+/**
+ * Moves name the leftmost dice of each value (see diceIndices), yet a player may click any of
+ * their equal dice: a click is handed on as one on the first unpicked die of that value (or,
+ * taking one back, the last picked). The frame reads the key when the click reaches the board,
+ * after this listener, so swapping the two equal dice's keys is all it takes.
+ */
+function equalDiceInOrder(section) {
+  section.addEventListener("click", (event) => {
+    const node = event.target.closest("[data-pick^='die:']");
+    if (!node || node.disabled) return;
+    const equal = [...section.querySelectorAll("[data-pick^='die:']")]
+      .filter((other) => other.dataset.face === node.dataset.face)
+      .sort((a, b) => dieIndex(a) - dieIndex(b));
+    const stand = isPicked(node) ? equal.filter(isPicked).at(-1) : equal.find((other) => !isPicked(other));
+    [node.dataset.pick, stand.dataset.pick] = [stand.dataset.pick, node.dataset.pick];
+  });
 }
 
 function turnLine(state, ctx) {
@@ -230,7 +259,7 @@ function wonCards(state, seat, points) {
       joker === colour ? card({ text: "★", label: `joker as ${colour}`, tone: colour, small: true }) : null,
       h("span", { class: "bonus", "aria-hidden": "true" }, `+${setBonus(count)}`));
   }).filter(Boolean);
-  return groups.length ? groups : h("span", { class: "empty" }, "no cards yet");
+  return groups.length ? groups : h("span", { class: "empty" }, "no cards");
 }
 
 function seatTally(state, ctx, seat, points) {
@@ -255,7 +284,7 @@ export const rollnbump = {
         h("h3", {}, "Cards won"),
         h("ul", { class: "tallies" }, state.won.map((_, seat) => seatTally(state, ctx, seat, points)))),
       h("section", { class: "zone", "aria-label": "Stacks" },
-        h("h3", {}, `Stacks · ${plural(state.unseen_cards, "card")} unseen`),
+        h("h3", {}, `Stacks (+n: cards face down) · ${plural(state.unseen_cards, "card")} not seen yet`),
         h("ul", { class: "stacks" },
           state.stacks.map((_, index) => stackTile(state, ctx, index, mine, points)),
           whiteSpotTile(state, ctx, mine),
