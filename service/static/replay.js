@@ -5,7 +5,7 @@ import { api } from "./api.js";
 import { legend, scoreChart } from "./chart.js";
 import { h } from "./dom.js";
 import { gameModule } from "./games/index.js";
-import { describe, resultText, seatNames } from "./table.js";
+import { contextOf, describe, resultText, seatNames } from "./table.js";
 
 /** The page at #/tables/ID/replay/V. */
 export async function replayPage(main, tableId, version, signal, games) {
@@ -30,7 +30,7 @@ export async function replayPage(main, tableId, version, signal, games) {
   const jump = h("input", { id: "replay-jump", type: "number", min: 1, max: last, value: at,
     onchange: (event) => go(Number(event.target.value)) });
   const event = log.events.find((record) => record.seq === at);
-  const ctx = { seat: past.you, names, table: past, game };
+  const ctx = contextOf(past, games);
   const happened = event ? describe(event, past, games) || event.type : "";
 
   const audit = table.status === "finished" ? await auditPanel(tableId) : h("p", {}, "The audit is shown once the game is over.");

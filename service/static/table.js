@@ -12,6 +12,11 @@ export function seatNames(table) {
   return table.seats.map((seat) => seat.name || `Seat ${seat.seat + 1}`);
 }
 
+/** What a game's module is told about the table it draws (see games/index.js). */
+export function contextOf(table, games) {
+  return { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+}
+
 export function resultText(table, names) {
   const result = table.result;
   if (!result) return "";
@@ -74,10 +79,9 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
 
   const render = () => {
     const { table, legal, picker } = shown;
-    const game = games[table.game];
     const module = gameModule(table.game);
-    const ctx = { seat: table.you, names: seatNames(table), table, game };
-    title.textContent = `${game ? game.title : table.game}`;
+    const ctx = contextOf(table, games);
+    title.textContent = ctx.game ? ctx.game.title : table.game;
     document.title = `${title.textContent} · Spieltisch`;
     banner.textContent = turnText(table, ctx);
     const myTurn = table.status === "running" && ctx.seat !== null && table.to_act.includes(ctx.seat);
@@ -207,13 +211,13 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
 
 function options(table, legal, games) {
   const module = gameModule(table.game);
-  const ctx = { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+  const ctx = contextOf(table, games);
   return legal.moves.map((move) => ({ move, ...module.move(move, table.state, ctx) }));
 }
 
 export function describe(event, table, games) {
   if (!table) return null;
-  const ctx = { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+  const ctx = contextOf(table, games);
   const name = (seat) => seatName(ctx, seat);
   switch (event.type) {
     case "table.GameCreated": return "Table opened";
