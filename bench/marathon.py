@@ -87,6 +87,9 @@ class Marathon:
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         return [{"step": step} for step in STEPS] if seat == state.turn else []
 

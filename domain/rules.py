@@ -159,7 +159,20 @@ class Rules(Protocol[State]):
         ...
 
     def to_act(self, state: State) -> frozenset[int]:
-        """Seats that may issue a move now; empty once the game is over."""
+        """The seats whose action the table is waiting for; empty once the game is over.
+
+        Public: shown to everyone, so it never depends on a hidden card. A seat that may act
+        out of turn (a toss-in, a Jerk) is not waited for and is not in it.
+        """
+        ...
+
+    def may_act(self, state: State) -> frozenset[int]:
+        """Every seat with a legal move now: `to_act` and the seats that may act out of turn.
+
+        Private: it tells who holds which hidden card, so it never leaves the server. The service
+        validates moves and schedules bots by it; each seat learns its own part of it only from
+        its own legal moves.
+        """
         ...
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:

@@ -164,9 +164,9 @@ class Table:
             return Status.RUNNING
         return Status.OPEN
 
-    def bots_to_act(self, to_act: Sequence[int]) -> list[int]:
-        """The seats among `to_act` that a bot or a webhook plays."""
-        return [seat for seat in to_act if (taken := self.seats[seat]) and taken.player]
+    def bots_among(self, seats: Sequence[int]) -> list[int]:
+        """The seats among `seats` that a bot or a webhook plays."""
+        return [seat for seat in seats if (taken := self.seats[seat]) and taken.player]
 
     def seat_of(self, token_sha256: str) -> int | None:
         """The seat holding the token with this hash, if any."""
@@ -256,7 +256,7 @@ class Tables:
         if table.status is not Status.RUNNING:
             raise GameNotRunning(f"table {table.id} is {table.status.value}, no moves are taken")
         rules = self.rules(table)
-        if command.seat not in rules.to_act(table.state):
+        if command.seat not in rules.may_act(table.state):
             raise NotYourTurn(f"seat {command.seat} may not act now")
         rng = rng_at(seed, table.entropy, table.version + 1)
         events = rules.decide(table.state, command.seat, command.move, rng)
@@ -334,9 +334,16 @@ class Tables:
     # -- what a seat may see --------------------------------------------------------------------
 
     def to_act(self, table: Table) -> list[int]:
+        """The seats the table is waiting for: public."""
         if table.status is not Status.RUNNING:
             return []
         return sorted(self.rules(table).to_act(table.state))
+
+    def may_act(self, table: Table) -> list[int]:
+        """Every seat with a legal move now, out-of-turn reactions included: never public."""
+        if table.status is not Status.RUNNING:
+            return []
+        return sorted(self.rules(table).may_act(table.state))
 
     def legal_moves(self, table: Table, seat: int) -> list[JSON]:
         if table.status is not Status.RUNNING:

@@ -15,6 +15,7 @@ from service.config import Config
 from service.errors import Problem
 from service.stream import StreamLimit, event_stream
 from service.tables import BotSeat, TableService
+from service.views import Shown
 
 api = Blueprint("api", __name__, url_prefix="/v1")
 TABLE = "/tables/<table_id>"
@@ -133,13 +134,19 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def dumped(schema: Schema, value: Any, status: int = 200) -> tuple[Response, int]:
-    return jsonify(schema.dump(value)), status
+def dumped(schema: Schema, shown: Shown, status: int = 200) -> tuple[Response, int]:
+    """Serialise an answer; only a `Shown` body, built for its caller, can be sent."""
+    return jsonify(schema.dump(shown.body)), status
+
+
+def public(schema: Schema, value: Any) -> tuple[Response, int]:
+    """Serialise what is the same for everyone and about no table: games, bots, audits."""
+    return jsonify(schema.dump(value)), 200
 
 
 @api.get("/games")
 def list_games() -> tuple[Response, int]:
-    return dumped(GAMES, [game.info for game in service().tables.registry])
+    return public(GAMES, [game.info for game in service().tables.registry])
 
 
 @api.get("/games/<game_id>")
@@ -150,12 +157,12 @@ def get_game(game_id: str) -> tuple[Response, int]:
         raise Problem(
             404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
         ) from None
-    return dumped(GAME, rules.info)
+    return public(GAME, rules.info)
 
 
 @api.get("/bots")
 def list_bots() -> tuple[Response, int]:
-    return dumped(BOTS, list(service().bots or ()))
+    return public(BOTS, list(service().bots or ()))
 
 
 @api.post("/tables")
@@ -164,7 +171,7 @@ def create_table() -> tuple[Response, int]:
     bots = [BotSeat(**bot) for bot in args["bots"]]
     table = service().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
     response, status = dumped(TABLE_VIEW, table, 201)
-    response.headers["Location"] = f"{api.url_prefix}/tables/{table['id']}"
+    response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
     return response, status
 
 
@@ -187,9 +194,11 @@ def list_seats(table_id: str) -> tuple[Response, int]:
 
 @api.post(TABLE + "/seats")
 def take_seat(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
     args = body(TAKE_SEAT)
     taken = service().take_seat(
         table_id,
+        caller,
         args["seat"],
         args["name"],
         args["entropy"],
@@ -219,7 +228,7 @@ def make_move(table_id: str) -> tuple[Response, int]:
             f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters",
         )
     answer = service().move(table_id, caller, args["move"], args["expected_version"], key)
-    response, status = dumped(MOVE_RESULT, answer.body)
+    response, status = dumped(MOVE_RESULT, answer.shown)
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response, status
@@ -279,4 +288,4 @@ def score_timeline(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/audit")
 def audit(table_id: str) -> tuple[Response, int]:
-    return dumped(AUDIT, service().audit(table_id))
+    return public(AUDIT, service().audit(table_id))

@@ -592,6 +592,7 @@ class Walk:
             self.post(SEATS, 422, "invalid-body", body={"name": "Ada", name: wrong})
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 2})
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 63})
+        self.post(SEATS, 401, "invalid-token", body={"name": "Ada"}, token="no seat's token")
         first = self.post(SEATS, 201, body={"name": "Ada", "seat": 0, "entropy": "a"}).body
         self.token[0] = first["token"]
         assert (first["seat"], first["table"]["status"]) == (0, "open")

@@ -32,6 +32,7 @@ from events.store import EventStore
 from service.audit import audit
 from service.config import Config
 from service.tables import TableCache, TableService
+from service.views import SPECTATOR, Views
 
 TABLES = Tables(default_registry())
 SEED = bytes(range(32))
@@ -162,14 +163,17 @@ def finished_log() -> list[Recorded]:
         store=EventStore(redis),
         vault=SeedVault(redis),
         tables=TABLES,
+        views=Views(TABLES),
         cache=TableCache(Config().cache_size),
     )
-    table_id = str(service.create("pig10", 2, {}, None)["id"])
-    tokens = [str(service.take_seat(table_id, None, name, None)["token"]) for name in "ab"]
+    table_id = str(service.create("pig10", 2, {}, None).body["id"])
+    tokens = [
+        str(service.take_seat(table_id, SPECTATOR, None, name, None).body["token"]) for name in "ab"
+    ]
     while (table := service.load(table_id).table).status is Status.RUNNING:
         seat = TABLES.to_act(table)[0]
         caller = service.caller(table_id, tokens[seat])
-        move = service.legal_moves(table_id, caller)["moves"]
+        move = service.legal_moves(table_id, caller).body["moves"]
         assert isinstance(move, list)
         service.move(table_id, caller, move[0], table.version, None)
     return service.store.read(table_id, verify=False, upcast=False)

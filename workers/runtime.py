@@ -18,6 +18,7 @@ from events.store import EventStore
 from events.upcasting import Upcasters
 from service.config import Config
 from service.tables import TableCache, TableService
+from service.views import Views
 from workers.player import TurnPlayer
 from workers.turns import QUEUE, TurnQueue
 from workers.webhook import WebhookClient
@@ -58,10 +59,12 @@ def build_runtime(
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
         wake=wake,
     )
+    tables = Tables(registry)
     service = TableService(
         store=EventStore(redis, upcasters or default_upcasters()),
         vault=SeedVault(redis),
-        tables=Tables(registry),
+        tables=tables,
+        views=Views(tables),
         cache=TableCache(config.cache_size),
         turns=turns,
         bots=bots,

@@ -790,6 +790,9 @@ class Krumme10:
             return frozenset({state.turn})
         return frozenset()
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)  # nobody acts out of turn
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         phase = state.phase
         if phase == FOUL:

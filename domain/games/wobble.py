@@ -7,9 +7,10 @@ with the rng `decide` is given, so no future card exists in the state before it 
 
 `decide` validates a move against `legal_moves` and records the choices and chance outcomes;
 `evolve` applies the rules to them (who is targeted, who moves next), so a replay never re-rolls.
-Several seats may act at once: the seat to move (or the target of an attack), every seat that
-may toss in the identical card, and every seat that may play a Jerk card. The log decides who
-was first; a move decided on an older version is refused by the table's expected version.
+Several seats may act at once (`may_act`): the seat to move (or the target of an attack), every
+seat that may toss in the identical card, and every seat that may play a Jerk card. Only the first
+is public (`to_act`); the others learn their chance from their own legal moves. The log decides
+who was first; a move decided on an older version is refused by the table's expected version.
 """
 
 from __future__ import annotations
@@ -770,17 +771,25 @@ class Wobble:
     # -- who may act, and how -------------------------------------------------------------------
 
     def to_act(self, state: State) -> frozenset[int]:
+        """The seat to move, the target of an open attack or the seat a step waits for: never
+        the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
-        if phase in (OPENING, DRAWN):
+        if phase in (OPENING, DRAWN, TURN):
             return frozenset({state.turn} if state.turn is not None else ())
-        if phase == TURN and state.turn is not None:
-            return frozenset({state.turn, *self._tossers(state, state.turn)})
         if phase == ATTACK and state.attack is not None:
-            target = state.attack.target
-            return frozenset({target, *self._tossers(state, target), *self._jerkers(state)})
+            return frozenset({state.attack.target})
         if phase == RESOLVE:
             return frozenset({state.steps[0].seat})
         return frozenset()
+
+    def may_act(self, state: State) -> frozenset[int]:
+        waited_for = self.to_act(state)
+        if state.phase == TURN and state.turn is not None:
+            return waited_for | set(self._tossers(state, state.turn))
+        if state.phase == ATTACK and state.attack is not None:
+            target = state.attack.target
+            return waited_for | {*self._tossers(state, target), *self._jerkers(state)}
+        return waited_for
 
     @staticmethod
     def _mover(state: State) -> int:
@@ -816,7 +825,7 @@ class Wobble:
         ]
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
-        if seat not in self.to_act(state):
+        if seat not in self.may_act(state):
             return []
         hand = state.hands[seat]
         phase = state.phase
@@ -905,7 +914,7 @@ class Wobble:
 
     def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
         move = self._parse(move)
-        if seat not in self.to_act(state):
+        if seat not in self.may_act(state):
             raise self._out_of_turn(state, seat)
         if move not in self.legal_moves(state, seat):
             raise self._illegal(state, seat, move)
