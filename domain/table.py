@@ -149,11 +149,11 @@ class NotYourTurn(TableError):
     problem = "not-your-turn"
 
 
-class UnknownVersion(TableError):
+class UnsupportedVersion(TableError):
     """The table was created with a generator or rules this code does not have: deciding it
     with others would silently decide differently, so nothing is decided."""
 
-    problem = "unknown-version"
+    problem = "unsupported-version"
 
 
 @dataclass(frozen=True)
@@ -215,13 +215,13 @@ class Tables:
         return self.registry[table.game]
 
     def check_versions(self, game: str, chance: str, rules_version: int) -> None:
-        """Raise `UnknownVersion` unless this code decides `game` with generator `chance` under
+        """Raise `UnsupportedVersion` unless this code decides `game` with generator `chance` under
         `rules_version` exactly as when the table was created."""
         if chance not in GENERATORS:
-            raise UnknownVersion(str(UnknownChance(chance)))
+            raise UnsupportedVersion(str(UnknownChance(chance)))
         current = self.registry[game].info.rules_version
         if rules_version != current:
-            raise UnknownVersion(
+            raise UnsupportedVersion(
                 f"{game} was created under rules version {rules_version}; "
                 f"this code decides version {current} only"
             )

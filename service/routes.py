@@ -37,6 +37,7 @@ TABLE_LIST = schemas.TableSummarySchema(many=True)
 SCORES = schemas.ScoreTimelineSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
+KEYS = schemas.KeysSchema()
 
 IDEMPOTENCY_KEY_MAX = 200
 MAX_VERSION = 2**53
@@ -151,6 +152,11 @@ def get_game(game_id: str) -> tuple[Response, int]:
             404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
         ) from None
     return dumped(GAME, rules.info)
+
+
+@api.get("/keys")
+def signing_keys() -> tuple[Response, int]:
+    return dumped(KEYS, {"keys": [service().signer.public_json()]})
 
 
 @api.get("/bots")
@@ -280,3 +286,9 @@ def score_timeline(table_id: str) -> tuple[Response, int]:
 @api.get(TABLE + "/audit")
 def audit(table_id: str) -> tuple[Response, int]:
     return dumped(AUDIT, service().audit(table_id))
+
+
+@api.get(TABLE + "/export")
+def export(table_id: str) -> Response:
+    """The signed bundle, as built: its events must stay exactly as stored for their hashes."""
+    return jsonify(service().export(table_id))

@@ -24,7 +24,7 @@ from domain.table import (
     CreateGame,
     Tables,
     TakeSeat,
-    UnknownVersion,
+    UnsupportedVersion,
     command_from_json,
     game_created_v1_to_v2,
 )
@@ -113,10 +113,10 @@ def test_old_games_upcast_and_decide_with_python_random() -> None:
 
 
 def test_unknown_versions_are_refused_by_name() -> None:
-    with pytest.raises(UnknownVersion, match="rules version 2"):
+    with pytest.raises(UnsupportedVersion, match="rules version 2"):
         TABLES.decide(None, CreateGame("t", "pig10", 2, {}, "c", rules_version=2), KEY)
     created = TABLES.decide(None, CreateGame("t", "pig10", 2, {}, "c"), KEY)[0]
     future = replace(created, data={**created.data, "chance": "sha256-ctr/9"})
     table = TABLES.fold([future, *TABLES.decide(TABLES.fold([future]), TakeSeat(0, "a", "h"), KEY)])
-    with pytest.raises(UnknownVersion, match="sha256-ctr/9"):
+    with pytest.raises(UnsupportedVersion, match="sha256-ctr/9"):
         TABLES.decide(table, TakeSeat(1, "b", "h2"), KEY)
