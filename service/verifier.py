@@ -134,7 +134,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
         "--key", help="the service's public key (base64 or hex, GET /v1/keys), or a file of it"
     )
     parser.add_argument("--seat", type=int, help="show what this seat saw (default: a spectator)")
-    parser.add_argument("--version", type=int, help="... at this version (default: the last)")
+    parser.add_argument("--version", type=int, help="the version to show it at (default: the last)")
     args = parser.parse_args(argv)
     try:
         text = sys.stdin.read() if args.bundle == "-" else Path(args.bundle).read_text("utf-8")
