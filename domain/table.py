@@ -180,8 +180,9 @@ class Table:
     seats: tuple[Seat | None, ...]
     state: Any
     version: int
-    chance: str = CURRENT
-    rules_version: int = 1
+    chance: str
+    """The algorithm id of the generator every chance outcome is drawn with."""
+    rules_version: int
     result: Mapping[str, JSON] | None = None
     seed: str | None = None
 
@@ -248,7 +249,9 @@ class Tables:
                 f"not {command.seats}"
             )
         options = info.resolve_options(command.seats, command.options)
-        rules_version = command.rules_version or info.rules_version
+        rules_version = (
+            info.rules_version if command.rules_version is None else command.rules_version
+        )
         self.check_versions(command.game, command.chance, rules_version)
         data = {
             "table": command.table_id,
