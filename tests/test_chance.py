@@ -9,6 +9,7 @@ from random import Random
 
 import pytest
 
+from domain import multiset
 from domain.chance import (
     CURRENT,
     PYTHON_RANDOM,
@@ -59,6 +60,8 @@ def test_known_answers() -> None:
     one = fresh()
     assert [one.randrange(1) for _ in range(3)] == [0, 0, 0], "a certain outcome takes no bytes"
     assert (one.randrange(256), one.randrange(257)) == (169, 229)
+    weighted = fresh()
+    assert [multiset.draw((3, 1, 0, 2), weighted) for _ in range(8)] == [0, 3, 0, 0, 0, 0, 3, 0]
 
 
 def test_the_key_derivation_is_pinned() -> None:
