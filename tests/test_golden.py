@@ -1,21 +1,26 @@
 """The golden logs: one finished game of each game (and one dealt by `python-random`, before
-generators were named), exported by `scripts/golden.py`. They must verify forever; a tampered
+generators were named), exported by `scripts/golden.py`. They must verify forever, or, once a
+game's rules version is raised past theirs, be refused by name: never mis-decided. A tampered
 copy of each must fail, for the right reason. The command line is run as a player runs it."""
 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import subprocess
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from domain.registry import default_registry
+from domain.registry import GameRegistry, default_registry
+from domain.table import Tables
 from events.envelope import START, Recorded, seal
+from service.audit import Finding
 from service.bundle import build
 from service.signing import Signer, decode_key
 from service.verifier import verify
@@ -23,7 +28,8 @@ from service.verifier import verify
 GOLDEN = Path(__file__).resolve().parent / "golden"
 KEY_FILE = GOLDEN / "key.pub"
 KEY = decode_key(KEY_FILE.read_text())
-GAMES = default_registry().ids()
+REGISTRY = default_registry()
+GAMES = REGISTRY.ids()
 BUNDLES = [*GAMES, "legacy-pig10"]
 FORGER = Signer.generate()
 
@@ -31,6 +37,13 @@ FORGER = Signer.generate()
 def golden(name: str) -> dict[str, Any]:
     bundle: dict[str, Any] = json.loads((GOLDEN / f"{name}.json").read_text())
     return bundle
+
+
+def decided(bundle: dict[str, Any]) -> str:
+    """The check a faithful bundle ends on: the replay, or the versions once its game's rules
+    have moved on (the rules version must be raised with any change that decides it otherwise)."""
+    current = REGISTRY[bundle["game"]].info.rules_version
+    return "replay" if bundle["rules_version"] == current else "versions"
 
 
 def middle(bundle: dict[str, Any]) -> int:
@@ -78,7 +91,12 @@ def resealed(bundle: dict[str, Any], change: Callable[[list[Recorded]], None]) -
 
 @pytest.mark.parametrize("name", BUNDLES)
 def test_every_golden_log_verifies(name: str) -> None:
-    report = verify(golden(name), KEY)
+    bundle = golden(name)
+    report = verify(bundle, KEY)
+    if decided(bundle) == "versions":
+        assert report.first is not None
+        assert report.first.check == "versions", report.text()
+        return
     assert report.ok, report.text()
     assert report.audit is not None
     assert report.audit.commands > 10
@@ -117,9 +135,10 @@ def test_forged_entropy_fails_the_replay_even_when_rechained_and_signed(name: st
         taken = records[index]
         records[index] = Recorded(**{**taken.to_json(), "data": {**taken.data, "entropy": "x"}})
 
-    forged = resealed(golden(name), forge)
+    bundle = golden(name)
+    forged = resealed(bundle, forge)
     checks = [[f.check for f in verify(forged, key).findings] for key in (None, KEY)]
-    assert checks == [["replay"], ["signature", "replay"]]
+    assert checks == [[decided(bundle)], ["signature", decided(bundle)]]
 
 
 def test_a_rules_version_this_code_lacks_is_refused_by_name() -> None:
@@ -133,6 +152,19 @@ def test_a_rules_version_this_code_lacks_is_refused_by_name() -> None:
     assert report.first.check == "versions"
     assert "rules version 99" in report.first.detail
     assert "replay     not checked" in report.text()
+
+
+def test_raising_a_games_rules_version_refuses_its_old_logs_by_name() -> None:
+    """What the golden logs will meet when a game's rules change: a loud refusal."""
+    changed = copy.copy(REGISTRY["pig10"])
+    changed.info = replace(changed.info, rules_version=2)
+    tables = Tables(GameRegistry([changed]))
+    report = verify(golden("pig10"), KEY, tables)
+    assert report.first == Finding(
+        "versions",
+        "this code cannot decide the game: pig10 was created under rules version 1; "
+        "this code decides version 2 only",
+    )
 
 
 def test_a_document_that_is_not_a_bundle_fails_its_format() -> None:
