@@ -38,6 +38,7 @@ TABLE_LIST = schemas.TableSummarySchema(many=True)
 SCORES = schemas.ScoreTimelineSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
+KEYS = schemas.KeysSchema()
 
 IDEMPOTENCY_KEY_MAX = 200
 MAX_VERSION = 2**53
@@ -158,6 +159,11 @@ def get_game(game_id: str) -> tuple[Response, int]:
             404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
         ) from None
     return public(GAME, rules.info)
+
+
+@api.get("/keys")
+def signing_keys() -> tuple[Response, int]:
+    return public(KEYS, {"keys": [service().signer.public_json()]})
 
 
 @api.get("/bots")
@@ -289,3 +295,10 @@ def score_timeline(table_id: str) -> tuple[Response, int]:
 @api.get(TABLE + "/audit")
 def audit(table_id: str) -> tuple[Response, int]:
     return public(AUDIT, service().audit(table_id))
+
+
+@api.get(TABLE + "/export")
+def export(table_id: str) -> Response:
+    """The signed bundle of a finished game, as built: its events must stay exactly as stored
+    for their hashes, so it is the one answer that does not pass through `Views`."""
+    return jsonify(service().export(table_id))

@@ -36,8 +36,10 @@ from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
 from events.secrets import SeedVault
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
+from service import bundle
 from service.audit import audit
 from service.errors import Problem
+from service.signing import Signer
 from service.views import (
     SPECTATOR,
     Caller,
@@ -180,6 +182,7 @@ class TableService:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.store = store
         self.vault = vault
@@ -193,6 +196,8 @@ class TableService:
         self.turns = turns
         self.bots = bots
         self.index = index
+        # Only a service exporting games needs a key it keeps (the web app's); others get one.
+        self.signer = signer or Signer.generate()
         # A seed never changes once stored, so each process asks Redis for it once.
         self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
@@ -504,11 +509,21 @@ class TableService:
         return self.views.show(TableOf(past), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
-        """Verify a finished game: chain, seed commitment, and every command decided again."""
+        """Verify a finished game: chain, seed commitment, versions, every command decided again."""
         # The audit reads the stored log itself, unverified, so that it can report a broken chain
         # instead of failing on it.
+        records = self._finished_log(table_id, verify=False)
+        return audit(self.tables, records, self.store.upcast).to_json()
+
+    def export(self, table_id: str) -> dict[str, JSON]:
+        """A finished game's signed bundle, for `spieltisch verify`. The chain is checked first:
+        the service signs only a log it can vouch for."""
+        return bundle.build(self._finished_log(table_id), self.store.upcast, self.signer)
+
+    def _finished_log(self, table_id: str, *, verify: bool = True) -> list[Recorded]:
+        """A finished game's events as stored; a problem if there is none or it still runs."""
         check_table_id(table_id)
-        records = self.store.read(table_id, START, verify=False, upcast=False)
+        records = self.store.read(table_id, START, verify=verify, upcast=False)
         if not records:
             raise unknown_table(table_id)
         if all(record.type != GAME_FINISHED for record in records):
@@ -518,7 +533,7 @@ class TableService:
                 "Game not finished",
                 f"table {table_id} is still being played; its seed is revealed when it ends",
             )
-        return audit(self.tables, records, self.store.upcast)
+        return records
 
 
 def stale_version(expected: int, actual: int) -> Problem:

@@ -29,7 +29,7 @@ from domain.table import (
 from events.envelope import START, Recorded, seal
 from events.secrets import SeedVault
 from events.store import EventStore
-from service.audit import audit
+from service.audit import Finding, audit
 from service.config import Config
 from service.tables import TableCache, TableService
 from service.views import SPECTATOR, Views
@@ -189,8 +189,8 @@ def rechained(records: list[Recorded]) -> list[Recorded]:
 
 def test_the_audit_passes_an_honest_log() -> None:
     report = audit(TABLES, finished_log(), lambda record: record)
-    assert report["ok"], report["problems"]
-    assert report["commands"] > 80
+    assert report.ok, report.findings
+    assert report.commands > 80
 
 
 def test_the_audit_catches_a_forged_draw_even_with_a_valid_chain() -> None:
@@ -201,13 +201,10 @@ def test_the_audit_catches_a_forged_draw_even_with_a_valid_chain() -> None:
     records[index] = replace(drawn, data={**drawn.data, "card": forged_card})
     forged = rechained(records)
     report = audit(TABLES, forged, lambda record: record)
-    assert report["chain_ok"]
-    assert report["seed_ok"]
-    assert not report["replay_ok"]
     command_start = min(r.seq for r in records if r.meta == drawn.meta)
-    assert report["problems"] == [
-        f"event {command_start}: deciding its command again gives other events"
-    ]
+    assert report.findings == (
+        Finding("replay", f"event {command_start}: deciding its command again gives other events"),
+    )
 
 
 def test_the_audit_catches_a_seed_that_does_not_match_its_commitment() -> None:
@@ -215,5 +212,5 @@ def test_the_audit_catches_a_seed_that_does_not_match_its_commitment() -> None:
     last = records[-1]
     records[-1] = replace(last, data={**last.data, "seed": "00" * 32})
     report = audit(TABLES, rechained(records), lambda record: record)
-    assert not report["seed_ok"]
-    assert not report["ok"]
+    assert report.findings[0].check == "seed"
+    assert not report.ok

@@ -24,6 +24,7 @@ from random import Random
 from typing import NamedTuple
 
 from domain import multiset
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import choose_first_seat
 
@@ -300,7 +301,7 @@ def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> St
     )
 
 
-def _oriented(kind: int, rng: Random) -> tuple[int, int]:
+def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
     """The kind's (up, down) faces, either way up with even chance."""
     first, second = KINDS[kind]
     return (first, second) if rng.randrange(2) else (second, first)
@@ -657,7 +658,7 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     return tuple(card for card in hand if VALUE[card.face] == lowest)
 
 
-def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Random) -> None:
+def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> None:
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
@@ -684,7 +685,7 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Random) -> 
         _draw(log, seat, rng)
 
 
-def _draw(log: _Log, seat: int, rng: Random) -> bool:
+def _draw(log: _Log, seat: int, rng: Chance) -> bool:
     """`seat` draws one card; False if that ended the game (the draw pile ran out for good)."""
     state = log.state
     face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
@@ -720,7 +721,7 @@ def _foul(log: _Log) -> None:
     )
 
 
-def _end_turn(log: _Log, rng: Random) -> None:
+def _end_turn(log: _Log, rng: Chance) -> None:
     """Everyone draws back to three, the mover last; then the next seat that can play moves."""
     state = log.state
     mover = state.turn
@@ -737,7 +738,7 @@ def _end_turn(log: _Log, rng: Random) -> None:
     log.emit("GameEnded", {"reason": "cards-gone"})
 
 
-def _advance(log: _Log, rng: Random) -> None:
+def _advance(log: _Log, rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
         if log.state.phase == FOULED:
@@ -767,7 +768,7 @@ class Krumme10:
             variant=options.get(VARIANT.name, VARIANT.default),
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         counts = deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default))
         deck = [kind for kind, count in enumerate(counts) for _ in range(count)]
         rng.shuffle(deck)
@@ -836,7 +837,7 @@ class Krumme10:
             ]
         return moves
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         parsed = parse_move(move)
         if seat not in self.to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")

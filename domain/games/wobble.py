@@ -23,6 +23,7 @@ from math import exp, sqrt
 from random import Random
 from typing import Any, TypeVar
 
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import winners_by
 
@@ -348,7 +349,7 @@ def _multiset(counts: tuple[int, ...]) -> list[str]:
     return [CARDS[index].code for index, count in enumerate(counts) for _ in range(count)]
 
 
-def _sample(counts: tuple[int, ...], size: int, rng: Random) -> list[str]:
+def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
     """`size` cards drawn without replacement from the multiset `counts` (fewer if it runs out)."""
     remaining = list(counts)
     total = sum(remaining)
@@ -467,10 +468,10 @@ class Wobble:
             ring=tuple(range(players)),
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         return self._deal(self.initial_state(players, options), 0, rng)
 
-    def _deal(self, state: State, round_: int, rng: Random) -> list[Event]:
+    def _deal(self, state: State, round_: int, rng: Chance) -> list[Event]:
         dealer = (state.first_dealer + round_) % state.players
         deck = _multiset(state.deck)
         rng.shuffle(deck)
@@ -912,7 +913,7 @@ class Wobble:
 
     # -- deciding -------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         move = self._parse(move)
         if seat not in self.may_act(state):
             raise self._out_of_turn(state, seat)
@@ -964,14 +965,14 @@ class Wobble:
         self._end_round_if_done(events, rng)
         return events.list
 
-    def _discard_half(self, events: _Events, seat: int, rng: Random) -> None:
+    def _discard_half(self, events: _Events, seat: int, rng: Chance) -> None:
         hand = events.state.hands[seat]
         if len(hand) // 2:
             cards = sorted(rng.sample(hand, len(hand) // 2))
             events.add("HalfHandDiscarded", {"seat": seat, "cards": cards})
 
     @staticmethod
-    def _draw(events: _Events, seat: int, count: int, rng: Random, reason: str) -> None:
+    def _draw(events: _Events, seat: int, count: int, rng: Chance, reason: str) -> None:
         """`seat` draws `count` cards; an empty draw pile is refilled from the discard pile."""
         while count:
             draw = events.state.draw
@@ -985,7 +986,7 @@ class Wobble:
             count -= len(cards)
 
     @staticmethod
-    def _defence_target(state: State, seat: int, move: Mapping[str, JSON], rng: Random) -> int:
+    def _defence_target(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> int:
         attack = state.attack
         assert attack is not None
         symbol = CARD[move["card"]].symbol
@@ -1000,7 +1001,7 @@ class Wobble:
             return next_target(replace(state, direction=-state.direction), seat)
         return next_target(state, seat)
 
-    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Random) -> None:
+    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Chance) -> None:
         target = {"target": move["target"]} if "target" in move else {}
         attack = events.state.attack
         events.add("JerkPlayed", {"seat": seat, "card": move["card"], **target})
@@ -1028,7 +1029,7 @@ class Wobble:
         named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
         return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
 
-    def _end_round_if_done(self, events: _Events, rng: Random) -> None:
+    def _end_round_if_done(self, events: _Events, rng: Chance) -> None:
         state = events.state
         if state.phase != TURN or all(state.hands):
             return
