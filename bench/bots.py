@@ -30,14 +30,15 @@ from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
 from bench.common import median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bootstrap import Services, build
 from events.envelope import START
 from service.config import Config
-from service.tables import BotSeat, TableService
+from service.tables import BotSeat
 from service.views import SPECTATOR
-from workers.runtime import bot_queue, build_runtime
+from workers.turns import bot_queue
 
 ROOT = Path(__file__).resolve().parents[1]
-BOT_WORKER = "workers.worker.BotWorker"
+BOT_WORKER = "bootstrap.Worker"
 FORKING_WORKER = "rq.Worker"
 LATENCY_MEDIAN_MS, LATENCY_P99_MS = 30.0, 150.0
 THROUGHPUT_SHARE = 0.6
@@ -73,30 +74,32 @@ def workers(url: str, count: int, worker_class: str = BOT_WORKER) -> Iterator[No
         connection.close()
 
 
-def wait_for(service: TableService, table_id: str, after: int) -> int:
+def wait_for(service: Services, table_id: str, after: int) -> int:
     """Block until the table has an event after version `after`; the newest version seen."""
-    while not (records := service.store.wait(table_id, after, 5000)):
+    while not (records := service.repository.store.wait(table_id, after, 5000)):
         pass
     return records[-1].seq
 
 
-def latency(service: TableService, moves: int) -> list[float]:
+def latency(service: Services, moves: int) -> list[float]:
     """Seconds from each human move's append to the first bot event after it."""
     samples: list[float] = []
     while len(samples) < moves:
         bots = [BotSeat(seat, "random") for seat in (1, 2, 3)]
-        table_id = str(service.create("pig10", 4, {"first_seat": 0}, None, bots).body["id"])
-        token = str(service.take_seat(table_id, SPECTATOR, 0, "Human", None).body["token"])
-        caller = service.caller(table_id, token)
+        table_id = str(
+            service.commands.create("pig10", 4, {"first_seat": 0}, None, bots).body["id"]
+        )
+        token = str(service.commands.take_seat(table_id, SPECTATOR, 0, "Human", None).body["token"])
+        caller = service.queries.caller(table_id, token)
         while len(samples) < moves:
-            table = service.load(table_id).table
+            table = service.repository.load(table_id).table
             if table.result is not None:
                 break
-            if 0 not in service.tables.to_act(table):
+            if 0 not in service.repository.tables.to_act(table):
                 wait_for(service, table_id, table.version)
                 continue
-            move = service.tables.legal_moves(table, 0)[0]
-            answer = service.move(table_id, caller, move, table.version, None)
+            move = service.repository.tables.legal_moves(table, 0)[0]
+            answer = service.commands.move(table_id, caller, move, table.version, None)
             acknowledged = time.perf_counter()
             version = answer.shown.body["version"]
             assert isinstance(version, int)
@@ -107,19 +110,21 @@ def latency(service: TableService, moves: int) -> list[float]:
     return samples
 
 
-def bot_moves_per_second(service: TableService, games: int) -> tuple[float, int]:
+def bot_moves_per_second(service: Services, games: int) -> tuple[float, int]:
     """All-bot games played at once: bot moves per second until the last one ends."""
     bots = [BotSeat(seat, "random") for seat in range(4)]
     started = time.perf_counter()
-    tables = [str(service.create("pig10", 4, {}, None, bots).body["id"]) for _ in range(games)]
+    tables = [
+        str(service.commands.create("pig10", 4, {}, None, bots).body["id"]) for _ in range(games)
+    ]
     for table_id in tables:
-        while (table := service.load(table_id).table).result is None:
+        while (table := service.repository.load(table_id).table).result is None:
             wait_for(service, table_id, table.version)
     elapsed = time.perf_counter() - started
     moves = sum(
         1
         for table_id in tables
-        for record in service.store.read(table_id, START)
+        for record in service.repository.store.read(table_id, START)
         if record.type == "pig10.CardPlayed"
     )
     return moves / elapsed, moves
@@ -147,7 +152,7 @@ def main() -> None:
     noops = 200 if args.smoke else 4000
 
     with scratch_redis(args.redis_url) as connection:
-        service = build_runtime(connection, Config()).service
+        service = build(connection, Config())
         rows = []
         with workers(args.redis_url, 1):
             samples = [s * 1000 for s in latency(service, moves)]

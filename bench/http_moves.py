@@ -328,7 +328,7 @@ def gunicorn(redis_url: str, workers: int) -> Iterator[tuple[int, int]]:
         process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "gunicorn", "--workers", str(workers)),
-                *("--bind", f"127.0.0.1:{port}", "bench.reference_app:create_app()"),
+                *("--bind", f"127.0.0.1:{port}", "bench.reference_app:web_app()"),
             ],
             cwd=ROOT,
             env=env,

@@ -5,7 +5,7 @@ entries of a stream and append one entry conditionally (the explicit id one abov
 so a stale id fails), with a JSON field of about 300 bytes, and answer with a small JSON body.
 It runs in the same gunicorn workers, on the same Redis client, as the real API.
 
-    REDIS_URL=redis://127.0.0.1:6379/14 gunicorn 'bench.reference_app:create_app()'
+    REDIS_URL=redis://127.0.0.1:6379/14 gunicorn 'bench.reference_app:web_app()'
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 import redis
 from flask import Flask, Response, jsonify, request
 
-import service
+import bootstrap
 
 REFERENCE_READ = 50
 """How many entries the reference reads before it appends."""
@@ -40,8 +40,8 @@ def reference_entry(number: int) -> str:
     )
 
 
-def create_app() -> Flask:
-    app = service.create_app()
+def web_app() -> Flask:
+    app = bootstrap.web_app()
     client: redis.Redis = app.extensions["redis"]
 
     @app.post("/bench/reference/<stream>")

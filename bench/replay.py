@@ -3,7 +3,7 @@
 Pig 10 ends within 300 events, so the long table plays the bench-only game of `bench/marathon.py`
 (one event per move). Both tables are written through the table service itself (`create`,
 `take_seat`, `move`) on a real Redis, then read many times by a seat: in-process through
-`TableService.view` and over HTTP through the Flask test client. Steady-state reads should cost
+`Services.view` and over HTTP through the Flask test client. Steady-state reads should cost
 the same for both (target: long / short <= 2.0); the one-off cold read of a fresh service with an
 empty cache folds the whole log and is reported as such, without a target.
 
@@ -26,11 +26,10 @@ from flask import Flask
 
 from bench.common import parser, print_table, ratio, scratch_redis, verdict
 from bench.marathon import MARATHON, MAX_LENGTH
+from bootstrap import Services, web_app
 from domain.games import pig10
 from domain.registry import GameRegistry
-from service import create_app
 from service.config import Config
-from service.tables import TableService
 from service.views import SPECTATOR, Caller
 
 TARGET = 2.0
@@ -41,31 +40,31 @@ COLD_REPEATS = 5
 
 
 def new_app(client: redis.Redis) -> Flask:
-    """A fresh service (empty cache) on `client`, built as `service.create_app` builds it."""
-    return create_app(Config(), redis_client=client, registry=GameRegistry([pig10.RULES, MARATHON]))
+    """A fresh service (empty cache) on `client`, built as `bootstrap.web_app` builds it."""
+    return web_app(Config(), redis_client=client, registry=GameRegistry([pig10.RULES, MARATHON]))
 
 
-def tables(app: Flask) -> TableService:
-    service: TableService = app.extensions["spieltisch"]
-    return service
+def services(app: Flask) -> Services:
+    """The services behind `app`, as `bootstrap.web_app` handed them to it."""
+    return Services.of(app)
 
 
 @dataclass
 class Game:
     """A running Marathon table, written through `writer`'s service."""
 
-    writer: TableService
+    writer: Services
     id: str
     tokens: dict[int, str]
     version: int
     turn: int
 
     @classmethod
-    def create(cls, writer: TableService, events: int) -> Game:
-        table = writer.create("marathon", 2, {"length": MAX_LENGTH}, None).body
+    def create(cls, writer: Services, events: int) -> Game:
+        table = writer.commands.create("marathon", 2, {"length": MAX_LENGTH}, None).body
         tokens: dict[int, str] = {}
         for name in ("ann", "bob"):
-            taken = writer.take_seat(table["id"], SPECTATOR, None, name, None).body
+            taken = writer.commands.take_seat(table["id"], SPECTATOR, None, name, None).body
             tokens[taken["seat"]] = taken["token"]
             view = taken["table"]
         game = cls(writer, table["id"], tokens, view["version"], view["to_act"][0])
@@ -76,7 +75,9 @@ class Game:
 
     def move(self) -> None:
         """One move by the seat to act: exactly one new event."""
-        answer = self.writer.move(self.id, Caller(self.turn), {"step": 1}, self.version, None)
+        answer = self.writer.commands.move(
+            self.id, Caller(self.turn), {"step": 1}, self.version, None
+        )
         table = answer.shown.body["table"]
         self.version = answer.shown.body["version"]
         self.turn = table["to_act"][0]
@@ -93,10 +94,12 @@ Read = Callable[[Game], int]
 
 
 def view_read(app: Flask) -> Read:
-    service = tables(app)
+    service = services(app)
 
     def read(game: Game) -> int:
-        version: int = service.view(game.id, service.caller(game.id, game.token)).body["version"]
+        version: int = service.queries.view(
+            game.id, service.queries.caller(game.id, game.token)
+        ).body["version"]
         return version
 
     return read
@@ -205,7 +208,7 @@ def main() -> None:
         options.error(f"a table has at least {OPENING_EVENTS + 1} events")
 
     with scratch_redis(args.redis_url) as client:
-        writer = tables(new_app(client))
+        writer = services(new_app(client))
         began = time.perf_counter()
         short = Game.create(writer, args.short)
         long = Game.create(writer, args.long)

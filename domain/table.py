@@ -126,34 +126,30 @@ UPCASTS = (
 class TableError(Exception):
     """A command the table's state does not allow (as opposed to a move the rules forbid)."""
 
-    problem = "table-state"
-
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
 
 
 class PlayerCountError(TableError):
-    problem = "invalid-seats"
+    """A table for more or fewer players than its game allows."""
 
 
 class SeatUnavailable(TableError):
-    problem = "seat-unavailable"
+    """A seat that does not exist or is taken, or a table with none free."""
 
 
 class GameNotRunning(TableError):
-    problem = "game-not-running"
+    """A move before the game started or after it ended."""
 
 
 class NotYourTurn(TableError):
-    problem = "not-your-turn"
+    """A move by a seat that has none now."""
 
 
 class UnsupportedVersion(TableError):
     """The table was created with a generator or rules this code does not have: deciding it
     with others would silently decide differently, so nothing is decided."""
-
-    problem = "unsupported-version"
 
 
 @dataclass(frozen=True)

@@ -31,19 +31,18 @@ import fakeredis
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import bootstrap
 from domain.catalogue import default_catalogue
 from domain.registry import default_registry
 from domain.rules import JSON
-from domain.table import Status, Tables
+from domain.table import Status
 from events.envelope import Recorded
-from events.secrets import SeedVault
-from events.store import EventStore
 from service.audit import default_upcasters
 from service.bundle import build
 from service.config import Config
 from service.signing import Signer, encode_key
-from service.tables import BotSeat, TableCache, TableService
-from service.views import SPECTATOR, Views
+from service.tables import BotSeat
+from service.views import SPECTATOR
 
 GOLDEN_KEY = hashlib.sha256(b"spieltisch golden logs: a test key, never a service's").hexdigest()
 SEATS = {"pig10": 2, "krumme10": 2, "krasskariert": 3, "wobble": 2, "rollnbump": 2}
@@ -58,31 +57,29 @@ def play(game: str) -> dict[str, JSON]:
     bots = default_catalogue(registry)
     start = datetime(2026, 11, 24, tzinfo=UTC)
     ticks = itertools.count()
-    tables = Tables(registry)
-    service = TableService(
-        store=EventStore(redis, default_upcasters()),
-        vault=SeedVault(redis),
-        tables=tables,
-        views=Views(tables),
-        cache=TableCache(Config().cache_size),
+    service = bootstrap.build(
+        redis,
+        Config(),
+        registry=registry,
+        signer=Signer.from_text(GOLDEN_KEY),
         clock=lambda: start + timedelta(seconds=next(ticks)),
         new_seed=lambda: hashlib.sha256(f"golden seed of {game}".encode()).digest(),
         new_token=lambda: f"golden token of {game}",
         new_id=lambda: f"golden-{game}",
-        signer=Signer.from_text(GOLDEN_KEY),
-        bots=bots,
     )
     seated = [BotSeat(seat, "heuristic") for seat in range(1, SEATS[game])]
     options = OPTIONS.get(game, {})
-    table_id = str(service.create(game, SEATS[game], options, f"{game} creator", seated).body["id"])
-    service.take_seat(table_id, SPECTATOR, 0, "Ada", "Ada's dice")
+    table_id = str(
+        service.commands.create(game, SEATS[game], options, f"{game} creator", seated).body["id"]
+    )
+    service.commands.take_seat(table_id, SPECTATOR, 0, "Ada", "Ada's dice")
     heuristic = bots.bot("heuristic", None)
     choices = Random(game)
-    while (loaded := service.load(table_id)).table.status is Status.RUNNING:
-        seat = service.tables.to_act(loaded.table)[0]
-        move = heuristic.choose(service.tables.turn(loaded.table, seat), choices)
-        assert service.play_for(loaded, seat, move)
-    return service.export(table_id)
+    while (loaded := service.repository.load(table_id)).table.status is Status.RUNNING:
+        seat = service.repository.tables.to_act(loaded.table)[0]
+        move = heuristic.choose(service.repository.tables.turn(loaded.table, seat), choices)
+        assert service.commands.play_for(loaded, seat, move)
+    return service.queries.export(table_id)
 
 
 def dumps(bundle: dict[str, JSON]) -> str:

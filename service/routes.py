@@ -9,12 +9,19 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from marshmallow import Schema, ValidationError
 
-from domain.registry import UnknownGame
+from domain.catalogue import BotCatalogue
 from service import schemas
 from service.config import Config
-from service.errors import Problem
+from service.errors import (
+    InvalidBody,
+    InvalidIdempotencyKey,
+    InvalidLastEventId,
+    InvalidQuery,
+    MalformedJson,
+    UnsupportedMediaType,
+)
 from service.stream import StreamLimit, event_stream
-from service.tables import BotSeat, TableService
+from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
 from service.views import Shown
 
 api = Blueprint("api", __name__, url_prefix="/v1")
@@ -46,20 +53,25 @@ MAX_DEPTH = 32
 """No move or option needs deeper JSON; deeper bodies are refused before anything recurses."""
 
 
-def service() -> TableService:
-    tables: TableService = current_app.extensions["spieltisch"]
-    return tables
+def commands() -> TableCommands:
+    handler: TableCommands = current_app.extensions["spieltisch.commands"]
+    return handler
+
+
+def queries() -> TableQueries:
+    handler: TableQueries = current_app.extensions["spieltisch.queries"]
+    return handler
+
+
+def catalogue() -> BotCatalogue | None:
+    bots: BotCatalogue | None = current_app.extensions["spieltisch.bots"]
+    return bots
 
 
 def body(schema: Schema) -> dict[str, Any]:
     """The request's JSON body, validated by `schema`."""
     if not request.is_json:
-        raise Problem(
-            415,
-            "unsupported-media-type",
-            "JSON required",
-            "send the body as JSON with 'Content-Type: application/json'",
-        )
+        raise UnsupportedMediaType("send the body as JSON with 'Content-Type: application/json'")
     try:
         payload = json.loads(
             request.get_data(), parse_constant=refuse_constant, parse_float=finite_float
@@ -67,16 +79,11 @@ def body(schema: Schema) -> dict[str, Any]:
         # Lone surrogates parse but cannot be stored as UTF-8.
         json.dumps(payload, ensure_ascii=False).encode()
     except (ValueError, RecursionError):
-        raise Problem(
-            400,
-            "malformed-json",
-            "Malformed JSON",
-            "the request body is not valid JSON (UTF-8, no NaN or Infinity)",
+        raise MalformedJson(
+            "the request body is not valid JSON (UTF-8, no NaN or Infinity)"
         ) from None
     if depth(payload) > MAX_DEPTH:
-        raise Problem(
-            400, "malformed-json", "Malformed JSON", f"nest JSON at most {MAX_DEPTH} deep"
-        )
+        raise MalformedJson(f"nest JSON at most {MAX_DEPTH} deep")
     return validated(schema, payload, "body")
 
 
@@ -105,15 +112,13 @@ def query(schema: Schema) -> dict[str, Any]:
 
 
 def validated(schema: Schema, payload: Any, where: str) -> dict[str, Any]:
+    invalid = InvalidBody if where == "body" else InvalidQuery
     if not isinstance(payload, dict):
-        raise Problem(422, "invalid-" + where, "Invalid request", f"the {where} must be an object")
+        raise invalid(f"the {where} must be an object")
     try:
         loaded: dict[str, Any] = schema.load(payload)
     except ValidationError as error:
-        raise Problem(
-            422,
-            "invalid-" + where,
-            "Invalid request",
+        raise invalid(
             f"the request {where} has invalid fields: {', '.join(sorted(error.messages))}",
             errors=schemas.field_errors(error),
         ) from None
@@ -126,11 +131,8 @@ def bearer_token() -> str | None:
         return None
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Problem(
-            401,
-            "invalid-token",
-            "Invalid token",
-            "the Authorization header must be 'Bearer <token>' with the seat's token",
+        raise InvalidToken(
+            "the Authorization header must be 'Bearer <token>' with the seat's token"
         )
     return token.strip()
 
@@ -147,35 +149,30 @@ def public(schema: Schema, value: Any) -> tuple[Response, int]:
 
 @api.get("/games")
 def list_games() -> tuple[Response, int]:
-    return public(GAMES, [game.info for game in service().tables.registry])
+    return public(GAMES, [game.info for game in queries().tables.registry])
 
 
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> tuple[Response, int]:
-    try:
-        rules = service().tables.registry[game_id]
-    except UnknownGame:
-        raise Problem(
-            404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
-        ) from None
+    rules = queries().tables.registry[game_id]
     return public(GAME, rules.info)
 
 
 @api.get("/keys")
 def signing_keys() -> tuple[Response, int]:
-    return public(KEYS, {"keys": [service().signer.public_json()]})
+    return public(KEYS, {"keys": [queries().signer.public_json()]})
 
 
 @api.get("/bots")
 def list_bots() -> tuple[Response, int]:
-    return public(BOTS, list(service().bots or ()))
+    return public(BOTS, list(catalogue() or ()))
 
 
 @api.post("/tables")
 def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
     bots = [BotSeat(**bot) for bot in args["bots"]]
-    table = service().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
+    table = commands().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
     return response, status
@@ -184,25 +181,25 @@ def create_table() -> tuple[Response, int]:
 @api.get("/tables")
 def list_tables() -> tuple[Response, int]:
     args = query(TABLES_QUERY)
-    return dumped(TABLE_LIST, service().list_tables(args["status"], args["game"], args["limit"]))
+    return dumped(TABLE_LIST, queries().list_tables(args["status"], args["game"], args["limit"]))
 
 
 @api.get(TABLE)
 def get_table(table_id: str) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
-    return dumped(TABLE_VIEW, service().view(table_id, caller))
+    caller = queries().caller(table_id, bearer_token())
+    return dumped(TABLE_VIEW, queries().view(table_id, caller))
 
 
 @api.get(TABLE + "/seats")
 def list_seats(table_id: str) -> tuple[Response, int]:
-    return dumped(SEATS, service().seats(table_id))
+    return dumped(SEATS, queries().seats(table_id))
 
 
 @api.post(TABLE + "/seats")
 def take_seat(table_id: str) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
+    caller = queries().caller(table_id, bearer_token())
     args = body(TAKE_SEAT)
-    taken = service().take_seat(
+    taken = commands().take_seat(
         table_id,
         caller,
         args["seat"],
@@ -217,23 +214,18 @@ def take_seat(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/moves")
 def legal_moves(table_id: str) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
-    return dumped(LEGAL_MOVES, service().legal_moves(table_id, caller))
+    caller = queries().caller(table_id, bearer_token())
+    return dumped(LEGAL_MOVES, queries().legal_moves(table_id, caller))
 
 
 @api.post(TABLE + "/moves")
 def make_move(table_id: str) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
+    caller = queries().caller(table_id, bearer_token())
     args = body(MOVE)
     key = request.headers.get("Idempotency-Key")
     if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise Problem(
-            400,
-            "invalid-idempotency-key",
-            "Invalid Idempotency-Key",
-            f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters",
-        )
-    answer = service().move(table_id, caller, args["move"], args["expected_version"], key)
+        raise InvalidIdempotencyKey(f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    answer = commands().move(table_id, caller, args["move"], args["expected_version"], key)
     response, status = dumped(MOVE_RESULT, answer.shown)
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"
@@ -242,32 +234,29 @@ def make_move(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/events")
 def list_events(table_id: str) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
+    caller = queries().caller(table_id, bearer_token())
     after = query(EVENTS_QUERY)["after"]
-    return dumped(EVENT_LOG, service().events(table_id, caller, after))
+    return dumped(EVENT_LOG, queries().events(table_id, caller, after))
 
 
 @api.get(TABLE + "/stream")
 def stream_events(table_id: str) -> Response:
     """The log as Server-Sent Events, live; `Last-Event-ID` (a version) resumes a stream."""
-    caller = service().caller(table_id, bearer_token())
+    caller = queries().caller(table_id, bearer_token())
     after = query(EVENTS_QUERY)["after"]
     resume = request.headers.get("Last-Event-ID", "").strip()
     if resume:
         if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_VERSION):
-            raise Problem(
-                400,
-                "invalid-last-event-id",
-                "Invalid Last-Event-ID",
-                "Last-Event-ID must be the id of an event this stream sent: a version number",
+            raise InvalidLastEventId(
+                "Last-Event-ID must be the id of an event this stream sent: a version number"
             )
         after = int(resume)
-    service().load(table_id)  # an unknown table is a 404 now, not an empty stream
+    queries().repository.load(table_id)  # an unknown table is a 404 now, not an empty stream
     config: Config = current_app.extensions["spieltisch.config"]
     limit: StreamLimit = current_app.extensions["spieltisch.streams"]
     release = limit.acquire()
     events = event_stream(
-        service(),
+        queries(),
         table_id,
         caller,
         after,
@@ -283,22 +272,22 @@ def stream_events(table_id: str) -> Response:
 
 @api.get(TABLE + "/versions/<int:version>")
 def replay(table_id: str, version: int) -> tuple[Response, int]:
-    caller = service().caller(table_id, bearer_token())
-    return dumped(TABLE_VIEW, service().replay(table_id, version, caller))
+    caller = queries().caller(table_id, bearer_token())
+    return dumped(TABLE_VIEW, queries().replay(table_id, version, caller))
 
 
 @api.get(TABLE + "/scores")
 def score_timeline(table_id: str) -> tuple[Response, int]:
-    return dumped(SCORES, service().score_timeline(table_id))
+    return dumped(SCORES, queries().score_timeline(table_id))
 
 
 @api.get(TABLE + "/audit")
 def audit(table_id: str) -> tuple[Response, int]:
-    return public(AUDIT, service().audit(table_id))
+    return public(AUDIT, queries().audit(table_id))
 
 
 @api.get(TABLE + "/export")
 def export(table_id: str) -> Response:
     """The signed bundle of a finished game, as built: its events must stay exactly as stored
     for their hashes, so it is the one answer that does not pass through `Views`."""
-    return jsonify(service().export(table_id))
+    return jsonify(queries().export(table_id))

@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable, Iterator
 
 from domain.table import GAME_FINISHED
-from service.errors import Problem
-from service.tables import TableService
+from service.errors import TooManyStreams
+from service.tables import TableQueries
 from service.views import Caller, FrameOf
 
 RECONNECT_MS = 1000
@@ -32,11 +32,8 @@ class StreamLimit:
     def acquire(self) -> Callable[[], None]:
         """Take a slot; returns the function that gives it back (once, however often called)."""
         if not self._slots.acquire(blocking=False):
-            raise Problem(
-                503,
-                "too-many-streams",
-                "Too many live streams",
-                f"this server already serves {self.limit} live streams; retry in a few seconds",
+            raise TooManyStreams(
+                f"this server already serves {self.limit} live streams; retry in a few seconds"
             )
         released = threading.Event()
 
@@ -55,7 +52,7 @@ def sse(record: dict[str, object]) -> str:
 
 
 def event_stream(
-    service: TableService,
+    queries: TableQueries,
     table_id: str,
     caller: Caller,
     after: int,
@@ -69,23 +66,23 @@ def event_stream(
     yield f"retry: {RECONNECT_MS}\n\n"
     ends = clock() + max_seconds
     position = after
-    table = service.load(table_id).table
+    table = queries.repository.load(table_id).table
     if table.result is not None and position >= table.version:
         return  # the whole game is behind the caller already
     while True:
         wait = min(keepalive_seconds, ends - clock())
-        records = service.store.wait(table_id, position, max(1, round(wait * 1000)))
+        records = queries.store.wait(table_id, position, max(1, round(wait * 1000)))
         if not records:
             if clock() >= ends:
                 return
             yield ": keep-alive\n\n"
             continue
         # The table now includes these records (and verifies their chain): redact against it.
-        table = service.load(table_id).table
+        table = queries.repository.load(table_id).table
         for record in records:
             if record.seq > table.version:
                 break  # appended after the load: the next round sends it
-            frame = service.views.show(FrameOf(table, record), caller).body
+            frame = queries.views.show(FrameOf(table, record), caller).body
             if frame is not None:
                 yield sse(frame)
             position = record.seq

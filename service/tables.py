@@ -1,7 +1,10 @@
 """The application service: commands and queries on tables, free of HTTP.
 
-Every answer that carries a table, its state, events, seats or moves is built by
-`service.views.Views` for the caller that asked: the service's queries return `Shown` bodies only.
+`TableCommands` decide and append; `TableQueries` read and never write. Both work on tables
+through one `TableRepository` (load, cache, commit). They raise typed errors (below, and the
+domain's and store's own); `service.errors` maps each to its HTTP problem. Every answer that
+carries a table, its state, events, seats or moves is built by `service.views.Views` for the
+caller that asked: they return `Shown` bodies only.
 """
 
 from __future__ import annotations
@@ -9,15 +12,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import secrets
-import threading
 import uuid
-from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from domain.catalogue import BotCatalogue, UnknownBot
 from domain.dice import SEED_BYTES, commitment
@@ -28,17 +28,16 @@ from domain.table import (
     CreateGame,
     MakeMove,
     Table,
-    Tables,
     TakeSeat,
     command_to_json,
 )
 from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
+from events.repository import Loaded, TableRepository, UnknownTable, check_table_id
 from events.secrets import SeedVault
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict
 from service import bundle
 from service.audit import audit
-from service.errors import Problem
 from service.signing import Signer
 from service.views import (
     SPECTATOR,
@@ -55,9 +54,46 @@ from service.views import (
     Views,
 )
 
+
+class ServiceError(Exception):
+    """A request the application service refuses; `extra` adds members to its problem."""
+
+    def __init__(self, detail: str, **extra: Any) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+
+class GameNotHosted(ServiceError):
+    """A table asked for a game this service does not host."""
+
+
+class BusyTable(ServiceError):
+    """The table changed on every attempt to decide a command on it."""
+
+
+class MissingToken(ServiceError):
+    """A seat's action without a seat's token."""
+
+
+class InvalidToken(ServiceError):
+    """A token that holds no seat at this table, or a malformed Authorization header."""
+
+
+class IdempotencyKeyReused(ServiceError):
+    """An Idempotency-Key sent again with a different move."""
+
+
+class UnknownVersion(ServiceError):
+    """A version the table never had."""
+
+
+class GameNotFinished(ServiceError):
+    """Something only a finished game has (its audit, its export) asked of a running one."""
+
+
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
-TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 LIST_SCAN = 10
 """A listing looks at no more than this many times `limit` of the newest tables."""
 
@@ -73,61 +109,6 @@ def token_hash(token: str) -> str:
 def bot_seat_name(bot: str | None) -> str:
     """The name shown for a seat a machine plays, unless its creator gave one."""
     return f"{bot} bot" if bot else "webhook bot"
-
-
-def unknown_game(game: str, known: list[str]) -> Problem:
-    return Problem(
-        422, "unknown-game", "Unknown game", f"there is no game {game!r}; known: {known}"
-    )
-
-
-def unknown_table(table_id: str) -> Problem:
-    return Problem(404, "unknown-table", "Unknown table", f"there is no table {table_id!r}")
-
-
-def check_table_id(table_id: str) -> None:
-    """Refuse ids no table can have before they reach a Redis key name."""
-    if not TABLE_ID.fullmatch(table_id):
-        raise unknown_table(table_id)
-
-
-@dataclass(frozen=True)
-class Loaded:
-    """A table folded up to `position` of its stream."""
-
-    table: Table
-    position: Position
-
-
-class TableCache:
-    """Folded tables by id, least recently used dropped first; safe across threads.
-
-    A cached table is only ever extended by the events after its position, and the store checks
-    their chain from its head, so a request costs the events new since the last one, not the
-    whole game.
-    """
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._entries: OrderedDict[str, Loaded] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, table_id: str) -> Loaded | None:
-        with self._lock:
-            loaded = self._entries.get(table_id)
-            if loaded is not None:
-                self._entries.move_to_end(table_id)
-            return loaded
-
-    def put(self, table_id: str, loaded: Loaded) -> None:
-        with self._lock:
-            current = self._entries.get(table_id)
-            if current is not None and current.position.version > loaded.position.version:
-                return
-            self._entries[table_id] = loaded
-            self._entries.move_to_end(table_id)
-            while len(self._entries) > self.size:
-                self._entries.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -161,20 +142,25 @@ class BotSeat:
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
-    def schedule(self, table: Table, to_act: list[int]) -> list[str]: ...
+    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]: ...
 
 
-class TableService:
-    """Creates tables, seats players, takes moves, and answers what a caller may see."""
+def seated(caller: Caller) -> int:
+    """The caller's seat; `MissingToken` for a spectator."""
+    if caller.seat is None:
+        raise MissingToken("send the seat's token as 'Authorization: Bearer <token>' to act for it")
+    return caller.seat
+
+
+class TableCommands:
+    """Creates tables, seats players, takes moves: decides commands and appends their events."""
 
     def __init__(
         self,
         *,
-        store: EventStore,
+        repository: TableRepository,
         vault: SeedVault,
-        tables: Tables,
         views: Views,
-        cache: TableCache,
         clock: Clock = utc_now,
         new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(SEED_BYTES),
         new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
@@ -182,13 +168,11 @@ class TableService:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
-        signer: Signer | None = None,
     ) -> None:
-        self.store = store
+        self.repository = repository
+        self.tables = repository.tables
         self.vault = vault
-        self.tables = tables
         self.views = views
-        self.cache = cache
         self.clock = clock
         self.new_seed = new_seed
         self.new_token = new_token
@@ -196,12 +180,8 @@ class TableService:
         self.turns = turns
         self.bots = bots
         self.index = index
-        # Only a service exporting games needs a key it keeps (the web app's); others get one.
-        self.signer = signer or Signer.generate()
         # A seed never changes once stored, so each process asks Redis for it once.
-        self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
-
-    # -- commands -------------------------------------------------------------------------------
+        self._seeds = functools.lru_cache(maxsize=repository.cache.size)(vault.get)
 
     def create(
         self,
@@ -219,7 +199,8 @@ class TableService:
         unlisted: it is there and plays as any other, but `list_tables` never shows it.
         """
         if game not in self.tables.registry:
-            raise unknown_game(game, self.tables.registry.ids())
+            known = self.tables.registry.ids()
+            raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         levels = [self._bot_level(bot_seat.bot, bot_seat.level, game) for bot_seat in bots]
         table_id, seed = self.new_id(), self.new_seed()
         command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
@@ -250,7 +231,7 @@ class TableService:
         seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it.
         The table in it is as the new seat's holder sees it, or for a seat given to a machine,
         as `caller` does."""
-        loaded = self.load(table_id)
+        loaded = self.repository.load(table_id)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
         token = None if bot is not None else self.new_token()
@@ -266,7 +247,7 @@ class TableService:
         )
         for attempt in range(SEAT_ATTEMPTS):
             if attempt:
-                loaded = self.load(table_id)
+                loaded = self.repository.load(table_id)
             pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
             try:
                 self._commit(table_id, pending)
@@ -274,9 +255,7 @@ class TableService:
                 continue  # someone else sat down meanwhile: decide again on the new state
             taken: int = pending.records[0].data["seat"]
             return self.views.show(SeatGiven(pending.after.table, taken, token), caller)
-        raise Problem(
-            409, "busy-table", "Table busy", "the table changed on every attempt; try again"
-        )
+        raise BusyTable("the table changed on every attempt; try again")
 
     def move(
         self,
@@ -287,14 +266,15 @@ class TableService:
         idempotency_key: str | None,
     ) -> MoveAnswer:
         """Decide and append a move; a repeated idempotency key gets the first answer back."""
-        seat = self._seated(caller)
+        seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
         key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
-        if key is not None and (first := self.store.receipt(table_id, key)) is not None:
+        store = self.repository.store
+        if key is not None and (first := store.receipt(table_id, key)) is not None:
             return self._replay(first, fingerprint)
-        loaded = self.load(table_id)
+        loaded = self.repository.load(table_id)
         if expected_version != loaded.table.version:
-            raise stale_version(expected_version, loaded.table.version)
+            raise ConcurrencyConflict(expected_version, loaded.table.version)
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
         shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
         receipt = (
@@ -320,43 +300,18 @@ class TableService:
             return False
         return True
 
-    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
-        """The table and every seat that may act now, or None if there is no such table."""
-        try:
-            table = self.load(table_id).table
-        except Problem:
-            return None
-        return table, self.tables.may_act(table)
-
     def _bot_level(self, bot: str, level: str | None, game: str) -> str | None:
-        """The level `bot` will play `game` at; a problem naming what is wrong if it cannot."""
+        """The level `bot` will play `game` at; `UnknownBot` naming what is wrong if it cannot."""
         if self.bots is None:
-            raise Problem(422, "unknown-bot", "Unknown bot", "this service has no bots")
-        try:
-            return self.bots.level(bot, level, game)
-        except UnknownBot as unknown:
-            raise Problem(422, "unknown-bot", "Unknown bot", str(unknown)) from None
-
-    @staticmethod
-    def _seated(caller: Caller) -> int:
-        if caller.seat is None:
-            raise Problem(
-                401,
-                "missing-token",
-                "Seat token required",
-                "send the seat's token as 'Authorization: Bearer <token>' to act for it",
-            )
-        return caller.seat
+            raise UnknownBot("this service has no bots")
+        return self.bots.level(bot, level, game)
 
     @staticmethod
     def _replay(receipt: str, fingerprint: str) -> MoveAnswer:
         first = json.loads(receipt)
         if first["fingerprint"] != fingerprint:
-            raise Problem(
-                422,
-                "idempotency-key-reused",
-                "Idempotency-Key reused",
-                "this Idempotency-Key was already used for a different move; use a new key",
+            raise IdempotencyKeyReused(
+                "this Idempotency-Key was already used for a different move; use a new key"
             )
         # The receipt holds the answer built for this very seat: the key is the seat's own.
         return MoveAnswer(Shown(first["body"]), replayed=True)
@@ -386,62 +341,55 @@ class TableService:
         idempotency: str | None = None,
         receipt: str = "",
     ) -> Appended | AlreadyAppended:
-        outcome = self.store.append_sealed(
-            table_id, pending.records, idempotency=idempotency, receipt=receipt
+        outcome = self.repository.commit(
+            table_id, pending.records, pending.after, idempotency=idempotency, receipt=receipt
         )
-        if isinstance(outcome, Appended):
-            self.cache.put(table_id, pending.after)
-            self._schedule(pending.after.table)
+        if isinstance(outcome, Appended) and self.turns is not None:
+            table = pending.after.table
+            self.turns.schedule(table, self.tables.may_act(table))
         return outcome
 
-    def _schedule(self, table: Table) -> None:
-        if self.turns is not None:
-            self.turns.schedule(table, self.tables.may_act(table))
 
-    # -- queries --------------------------------------------------------------------------------
+class TableQueries:
+    """Answers what a caller may see of tables; never writes."""
 
-    def load(self, table_id: str) -> Loaded:
-        """The table as of its latest event."""
-        check_table_id(table_id)
-        cached = self.cache.get(table_id)
-        after = cached.position if cached else START
-        records = self.store.read(table_id, after)
-        if not records:
-            if cached is None:
-                raise unknown_table(table_id)
-            return cached
-        table = self.tables.fold([r.event for r in records], cached.table if cached else None)
-        assert table is not None
-        loaded = Loaded(table, records[-1].position)
-        self.cache.put(table_id, loaded)
-        return loaded
+    def __init__(
+        self, *, repository: TableRepository, views: Views, index: TableIndex | None, signer: Signer
+    ) -> None:
+        self.repository = repository
+        self.tables = repository.tables
+        self.store = repository.store
+        self.views = views
+        self.index = index
+        self.signer = signer
 
     def caller(self, table_id: str, token: str | None) -> Caller:
         """The caller a bearer token (or its absence) stands for at this table."""
         if token is None:
-            return Caller(None)
+            return SPECTATOR
         digest = token_hash(token)
         # A seat, once taken, is never given up: a seat found in the cached table is still right.
-        cached = self.cache.get(table_id)
+        cached = self.repository.cached(table_id)
         seat = cached.table.seat_of(digest) if cached else None
         if seat is None:
-            seat = self.load(table_id).table.seat_of(digest)
+            seat = self.repository.load(table_id).table.seat_of(digest)
         if seat is None:
-            raise Problem(
-                401, "invalid-token", "Invalid token", "this token holds no seat at this table"
-            )
+            raise InvalidToken("this token holds no seat at this table")
         return Caller(seat)
 
+    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
+        """The table and every seat that may act now, or None if there is no such table."""
+        try:
+            table = self.repository.load(table_id).table
+        except UnknownTable:
+            return None
+        return table, self.tables.may_act(table)
+
     def view(self, table_id: str, caller: Caller) -> Shown:
-        table = self.load(table_id).table
-        # A read also finds a bot turn whose job was lost (its claim ran out) and queues it;
-        # a read while no bot is to act writes nothing.
-        if table.bots_among(self.tables.may_act(table)):
-            self._schedule(table)
-        return self.views.show(TableOf(table), caller)
+        return self.views.show(TableOf(self.repository.load(table_id).table), caller)
 
     def seats(self, table_id: str) -> Shown:
-        return self.views.show(SeatsOf(self.load(table_id).table), SPECTATOR)
+        return self.views.show(SeatsOf(self.repository.load(table_id).table), SPECTATOR)
 
     def list_tables(self, status: str | None, game: str | None, limit: int) -> Shown:
         """Up to `limit` tables, newest first, of `status` and `game` (None: any), as anyone
@@ -453,13 +401,14 @@ class TableService:
         a rare filter may find fewer than `limit` though older tables match.
         """
         if game is not None and game not in self.tables.registry:
-            raise unknown_game(game, self.tables.registry.ids())
+            known = self.tables.registry.ids()
+            raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         found: list[tuple[Table, datetime]] = []
         newest = self.index.newest(limit * LIST_SCAN) if self.index is not None else []
         for table_id, created in newest:
             try:
-                table = self.load(table_id).table
-            except Problem:
+                table = self.repository.load(table_id).table
+            except UnknownTable:
                 continue  # the index outlived the table's stream
             if status not in (None, table.status.value) or game not in (None, table.game):
                 continue
@@ -472,7 +421,7 @@ class TableService:
         """Each seat's score from the version the game started at up to the current one, in
         one fold of the log: `[version, scores]` where the scores changed, and at the last.
         Scores are public, so every caller gets the same timeline."""
-        current = self.load(table_id).table
+        current = self.repository.load(table_id).table
         records = self.store.read(table_id, START, until=current.version)
         timeline: list[tuple[int, list[int]]] = []
         for past in self.tables.history(record.event for record in records):
@@ -484,24 +433,21 @@ class TableService:
         return self.views.show(ScoresOf(current, timeline), SPECTATOR)
 
     def legal_moves(self, table_id: str, caller: Caller) -> Shown:
-        self._seated(caller)
-        return self.views.show(MovesOf(self.load(table_id).table), caller)
+        seated(caller)
+        return self.views.show(MovesOf(self.repository.load(table_id).table), caller)
 
     def events(self, table_id: str, caller: Caller, after: int) -> Shown:
         """The log after version `after`, as the caller may see it now."""
-        table = self.load(table_id).table
+        table = self.repository.load(table_id).table
         records = self.store.read(table_id, Position(after), until=table.version, verify=False)
         return self.views.show(LogOf(table, records), caller)
 
     def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
         """The caller's view of the table as it stood at `version`."""
-        current = self.load(table_id).table
+        current = self.repository.load(table_id).table
         if not 1 <= version <= current.version:
-            raise Problem(
-                404,
-                "unknown-version",
-                "No such version",
-                f"table {table_id} has versions 1 to {current.version}, not {version}",
+            raise UnknownVersion(
+                f"table {table_id} has versions 1 to {current.version}, not {version}"
             )
         records = self.store.read(table_id, START, until=version)
         past = self.tables.fold([r.event for r in records])
@@ -525,23 +471,9 @@ class TableService:
         check_table_id(table_id)
         records = self.store.read(table_id, START, verify=verify, upcast=False)
         if not records:
-            raise unknown_table(table_id)
+            raise UnknownTable(table_id)
         if all(record.type != GAME_FINISHED for record in records):
-            raise Problem(
-                409,
-                "game-not-finished",
-                "Game not finished",
-                f"table {table_id} is still being played; its seed is revealed when it ends",
+            raise GameNotFinished(
+                f"table {table_id} is still being played; its seed is revealed when it ends"
             )
         return records
-
-
-def stale_version(expected: int, actual: int) -> Problem:
-    return Problem(
-        409,
-        "stale-version",
-        "Stale version",
-        f"the move expected version {expected}, but the table is at version {actual}; "
-        "read the table again and decide on the current state",
-        current_version=actual,
-    )

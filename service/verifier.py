@@ -160,3 +160,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             print(f"\nWhat {who} saw at version {version}:", file=out)
             print(json.dumps(view, indent=2, ensure_ascii=False), file=out)
     return 0 if report.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

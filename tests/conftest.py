@@ -14,9 +14,13 @@ from pathlib import Path
 import fakeredis
 import pytest
 import redis
+from flask import Flask
+from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from bootstrap import web_app
+from service.config import Config
 from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
 from tests.live import TEST_REDIS_URL
 from tests.stack import Stack
@@ -48,6 +52,17 @@ def any_redis(request: pytest.FixtureRequest) -> redis.Redis:
     fixture = "fake_redis" if request.param == "fakeredis" else "real_redis"
     client: redis.Redis = request.getfixturevalue(fixture)
     return client
+
+
+@pytest.fixture
+def app(fake_redis: redis.Redis) -> Flask:
+    """The web app on a fakeredis, without a worker; a test module may override it."""
+    return web_app(Config(), redis_client=fake_redis)
+
+
+@pytest.fixture
+def client(app: Flask) -> FlaskClient:
+    return app.test_client()
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ class Stack:
                 *(sys.executable, "-m", "gunicorn", "--worker-class", "gthread"),
                 *("--workers", "2", "--threads", "32", "--access-logfile", "-"),
                 *("--access-logformat", ACCESS_LOG),
-                *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
+                *("--bind", f"127.0.0.1:{port}", "bootstrap:web_app()"),
             ],
             self.web_log,
         )
@@ -81,7 +81,7 @@ class Stack:
         worker = self._spawn(
             [
                 *(sys.executable, "-m", "rq.cli", "worker", "--url", TEST_REDIS_URL),
-                *("--worker-class", "workers.worker.BotWorker", "--serializer", "json", "bots"),
+                *("--worker-class", "bootstrap.Worker", "--serializer", "json", "bots"),
             ],
             log,
         )

@@ -38,11 +38,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from service.app import OPENAPI, create_app
+from bootstrap import web_app
+from service.app import OPENAPI
 from service.config import Config
 
 # Streams of running games would wait for events that never come: keep them short.
-APP = create_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2))
+APP = web_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2))
 SCHEMA = schemathesis.openapi.from_wsgi("/openapi.yaml", APP)
 SPEC: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
 

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 import redis
+from flask import Flask
 from flask.testing import FlaskClient
 
+from bootstrap import web_app
 from events.store import created_index_key, stream_key
-from service import create_app
 from service.config import Config
 from service.tables import LIST_SCAN
 from tests.test_api import hands_in, new_game, payload
@@ -23,8 +24,8 @@ OUTLINE = {"id", "game", "status", "version", "seats", "to_act", "created"}
 
 
 @pytest.fixture
-def client(any_redis: redis.Redis) -> FlaskClient:
-    return create_app(Config(), redis_client=any_redis).test_client()
+def app(any_redis: redis.Redis) -> Flask:
+    return web_app(Config(), redis_client=any_redis)
 
 
 def listed(client: FlaskClient, **query: str) -> list[Any]:
@@ -107,7 +108,7 @@ def test_tables_whose_log_is_gone_are_skipped(client: FlaskClient, any_redis: re
     kept, gone = open_table(client), open_table(client)
     any_redis.delete(stream_key(gone))
     # A process that has the table cached still lists it; one that has not skips it.
-    elsewhere = create_app(Config(), redis_client=any_redis).test_client()
+    elsewhere = web_app(Config(), redis_client=any_redis).test_client()
     assert [t["id"] for t in listed(elsewhere)] == [kept]
 
 

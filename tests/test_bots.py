@@ -21,19 +21,17 @@ import pytest
 import redis
 from flask.testing import FlaskClient
 
+from bootstrap import Services, build, web_app
 from domain.bots import RandomBot, Turn
-from domain.catalogue import BotCatalogue, BotInfo
+from domain.catalogue import BotCatalogue, BotInfo, UnknownBot
 from domain.rules import JSON, Event
 from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Tables
 from events.envelope import START
-from service.app import create_app
 from service.config import Config
-from service.errors import Problem
-from service.tables import BotSeat, TableService
-from service.views import SPECTATOR, Caller
+from service.tables import BotSeat
+from service.views import SPECTATOR
 from workers.player import Outcome
-from workers.runtime import Runtime, bot_queue, build_runtime
-from workers.turns import WAITING, claim_key, job_id
+from workers.turns import WAITING, bot_queue, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
 from workers.worker import SWEEP_SECONDS, BotWorker
 
@@ -47,47 +45,47 @@ class Clock:
 
 
 @pytest.fixture
-def runtime(any_redis: redis.Redis) -> Runtime:
-    return build_runtime(any_redis, Config(webhook_timeout_seconds=0.5))
+def runtime(any_redis: redis.Redis) -> Services:
+    return build(any_redis, Config(webhook_timeout_seconds=0.5))
 
 
-def drain(runtime: Runtime) -> None:
+def drain(runtime: Services) -> None:
     """Run every queued bot job, and the jobs they queue, until the queue is empty."""
     redis_client = runtime.turns.redis
-    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, runtime=runtime)
+    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play)
     worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
 
 
-def seat_human(service: TableService, table_id: str) -> str:
-    token: str = service.take_seat(table_id, SPECTATOR, None, "Ada", None).body["token"]
+def seat_human(service: Services, table_id: str) -> str:
+    token: str = service.commands.take_seat(table_id, SPECTATOR, None, "Ada", None).body["token"]
     return token
 
 
-def log_types(service: TableService, table_id: str) -> list[str]:
-    return [record.type for record in service.store.read(table_id, START)]
+def log_types(service: Services, table_id: str) -> list[str]:
+    return [record.type for record in service.repository.store.read(table_id, START)]
 
 
 # -- queueing -------------------------------------------------------------------------------------
 
 
-def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Runtime) -> None:
-    service = runtime.service
-    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Services) -> None:
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
     table_id = str(created.body["id"])
     seat_human(service, table_id)  # the last seat deals: the bot in seat 1 is to act
-    table = service.load(table_id).table
-    assert service.tables.to_act(table) == [1]
+    table = service.repository.load(table_id).table
+    assert service.repository.tables.to_act(table) == [1]
     expected = job_id(table_id, table.version, 1)
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
     for _ in range(3):
         assert runtime.turns.schedule(table, [1]) == []
-        service.view(table_id, Caller(None))  # reads look for lost turns too
+        assert runtime.turns.sweep(service.queries) == []
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
 
 
-def test_tables_without_bots_queue_nothing(runtime: Runtime) -> None:
-    service = runtime.service
-    table_id = str(service.create("pig10", 2, {}, None).body["id"])
+def test_tables_without_bots_queue_nothing(runtime: Services) -> None:
+    service = runtime
+    table_id = str(service.commands.create("pig10", 2, {}, None).body["id"])
     seat_human(service, table_id)
     seat_human(service, table_id)
     assert bot_queue(runtime.turns.redis).count == 0
@@ -96,62 +94,62 @@ def test_tables_without_bots_queue_nothing(runtime: Runtime) -> None:
 
 def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Redis) -> None:
     clock = Clock()
-    runtime = build_runtime(any_redis, Config())
+    runtime = build(any_redis, Config())
     runtime.turns.clock = clock
-    service = runtime.service
-    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
     table_id = str(created.body["id"])
     seat_human(service, table_id)
-    version = service.load(table_id).table.version
+    version = service.repository.load(table_id).table.version
     queue = bot_queue(any_redis)
     queue.empty()  # type: ignore[no-untyped-call]  # the job is lost, say with the worker that held it
-    assert runtime.turns.sweep(service) == [], "not due yet: the claim still holds"
+    assert runtime.turns.sweep(service.queries) == [], "not due yet: the claim still holds"
     any_redis.delete(claim_key(table_id, version, 1))  # the claim runs out ...
     clock.now += runtime.turns.claim_ms / 1000 + 1  # ... and the table is due for a look
-    assert runtime.turns.sweep(service) == [job_id(table_id, version, 1)]
+    assert runtime.turns.sweep(service.queries) == [job_id(table_id, version, 1)]
     drain(runtime)
-    assert service.load(table_id).table.version > version, "the bot played its turn"
+    assert service.repository.load(table_id).table.version > version, "the bot played its turn"
 
 
-def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Runtime) -> None:
+def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Services) -> None:
     clock = Clock()
     runtime.turns.clock = clock
-    service = runtime.service
-    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
     table_id = str(created.body["id"])
     seat_human(service, table_id)
     drain(runtime)  # the bot moves; now the human is to act
     clock.now += 10**6
-    assert runtime.turns.sweep(service) == []
+    assert runtime.turns.sweep(service.queries) == []
     assert runtime.turns.redis.zcard(WAITING) == 0
 
 
 # -- playing a turn -------------------------------------------------------------------------------
 
 
-def test_an_all_bot_game_plays_itself_to_the_end(runtime: Runtime) -> None:
-    service = runtime.service
+def test_an_all_bot_game_plays_itself_to_the_end(runtime: Services) -> None:
+    service = runtime
     bots = [BotSeat(seat, "random") for seat in range(4)]
-    table_id = str(service.create("pig10", 4, {}, "bots only", bots).body["id"])
+    table_id = str(service.commands.create("pig10", 4, {}, "bots only", bots).body["id"])
     drain(runtime)
-    table = service.load(table_id).table
+    table = service.repository.load(table_id).table
     assert table.result is not None
-    audit = service.audit(table_id)
+    audit = service.queries.audit(table_id)
     assert audit["ok"], audit["problems"]
     assert runtime.turns.redis.zcard(WAITING) == 0
 
 
-def test_a_job_for_a_version_that_has_passed_does_nothing(runtime: Runtime) -> None:
-    service = runtime.service
-    created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+def test_a_job_for_a_version_that_has_passed_does_nothing(runtime: Services) -> None:
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
     table_id = str(created.body["id"])
     seat_human(service, table_id)
-    version = service.load(table_id).table.version
+    version = service.repository.load(table_id).table.version
     assert runtime.player.play(table_id, version, 1) is Outcome.PLAYED
-    after = service.load(table_id).table.version
+    after = service.repository.load(table_id).table.version
     assert runtime.player.play(table_id, version, 1) is Outcome.STALE
     assert runtime.player.play(table_id, after, 0) is Outcome.STALE, "seat 0 is a human"
-    assert service.load(table_id).table.version == after
+    assert service.repository.load(table_id).table.version == after
 
 
 @dataclass
@@ -165,7 +163,7 @@ class RecordingBot:
         return turn.moves[0]
 
 
-def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) -> None:
+def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Services) -> None:
     recording = RecordingBot()
     everyone = ("pig10",)
     catalogue = BotCatalogue(
@@ -174,13 +172,13 @@ def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) ->
             (BotInfo("random", "random", everyone), {None: RandomBot()}),
         ]
     )
-    service = runtime.service
-    runtime.player.bots = service.bots = catalogue
+    service = runtime
+    runtime.player.bots = service.commands.bots = catalogue
     bots = [BotSeat(0, "recording"), BotSeat(1, "random"), BotSeat(2, "random")]
-    table_id = str(service.create("pig10", 3, {}, None, bots).body["id"])
+    table_id = str(service.commands.create("pig10", 3, {}, None, bots).body["id"])
     drain(runtime)
-    records = service.store.read(table_id, START)
-    tables: Tables = service.tables
+    records = service.repository.store.read(table_id, START)
+    tables: Tables = service.repository.tables
     # The table as it stood after each command: a bot is asked only between commands.
     ends = [n for n in range(1, len(records)) if records[n].meta != records[n - 1].meta]
     pasts = [tables.fold([r.event for r in records[:version]]) for version in ends]
@@ -245,25 +243,27 @@ def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
     server.server_close()
 
 
-def webhook_table(runtime: Runtime, url: str) -> tuple[str, str]:
+def webhook_table(runtime: Services, url: str) -> tuple[str, str]:
     """A two-seat table: a human in seat 0, the webhook in seat 1, which moves first."""
-    service = runtime.service
-    table_id = str(service.create("pig10", 2, {"first_seat": 1}, None).body["id"])
-    token = str(service.take_seat(table_id, SPECTATOR, 1, None, None, webhook=url).body["token"])
+    service = runtime
+    table_id = str(service.commands.create("pig10", 2, {"first_seat": 1}, None).body["id"])
+    token = str(
+        service.commands.take_seat(table_id, SPECTATOR, 1, None, None, webhook=url).body["token"]
+    )
     seat_human(service, table_id)
     return table_id, token
 
 
 def test_a_webhook_plays_its_seat_and_can_verify_the_request(
-    runtime: Runtime, webhook_bot: tuple[WebhookBot, str]
+    runtime: Services, webhook_bot: tuple[WebhookBot, str]
 ) -> None:
     bot, url = webhook_bot
     table_id, token = webhook_table(runtime, url)
     drain(runtime)
     [(turn, signature, body)] = bot.received
-    service = runtime.service
+    service = runtime
     assert (turn["table"], turn["seat"]) == (table_id, 1)
-    played = service.store.read(table_id, START)[turn["version"]]
+    played = service.repository.store.read(table_id, START)[turn["version"]]
     assert played.type == "pig10.CardPlayed"
     assert played.seq == turn["version"] + 1, "the move was decided on the version it was asked"
     assert {"card": played.data["card"], "mode": played.data["mode"]} == turn["legal_moves"][-1]
@@ -280,37 +280,32 @@ def test_a_webhook_plays_its_seat_and_can_verify_the_request(
     [("sleep", "timeout"), ("error", "error"), ("garbage", "error"), ("illegal", "illegal")],
 )
 def test_a_webhook_that_fails_is_replaced_for_the_turn_and_the_log_says_so(
-    runtime: Runtime, webhook_bot: tuple[WebhookBot, str], behave: str, reason: str
+    runtime: Services, webhook_bot: tuple[WebhookBot, str], behave: str, reason: str
 ) -> None:
     bot, url = webhook_bot
     bot.behave = behave
     table_id, _ = webhook_table(runtime, url)
-    before = runtime.service.load(table_id).table.version
+    before = runtime.repository.load(table_id).table.version
     drain(runtime)
-    records = runtime.service.store.read(table_id, START)[before:]
+    records = runtime.repository.store.read(table_id, START)[before:]
     assert [r.type for r in records][:2] == [MOVE_SUBSTITUTED, "pig10.CardPlayed"]
     assert records[0].data == {"seat": 1, "reason": reason}
-    table = runtime.service.load(table_id).table
-    assert runtime.service.tables.to_act(table) == [0], "the game went on to the human"
+    table = runtime.repository.load(table_id).table
+    assert runtime.repository.tables.to_act(table) == [0], "the game went on to the human"
 
 
-def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Runtime) -> None:
+def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Services) -> None:
     with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as closed:
         url = f"http://127.0.0.1:{closed.server_address[1]}/"
     table_id, _ = webhook_table(runtime, url)
     drain(runtime)
     substituted = [
-        r for r in runtime.service.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
+        r for r in runtime.repository.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
     ]
     assert [r.data["reason"] for r in substituted] == ["error"]
 
 
 # -- over HTTP ------------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def client(fake_redis: redis.Redis) -> FlaskClient:
-    return create_app(Config(), redis_client=fake_redis).test_client()
 
 
 def test_bot_seats_over_http(client: FlaskClient) -> None:
@@ -361,13 +356,13 @@ def test_a_bot_plays_at_the_level_asked_for_or_its_default(client: FlaskClient) 
     assert sorted(recorded, key=str) == sorted(seats, key=str)
 
 
-def test_a_bot_that_does_not_play_the_game_is_refused(runtime: Runtime) -> None:
-    service = runtime.service
-    service.bots = BotCatalogue([(BotInfo("pig", "only pig10", ("pig10",)), {None: RandomBot()})])
-    with pytest.raises(Problem) as refused:
-        service.create("wobble", 2, {}, None, [BotSeat(0, "pig")])
-    assert refused.value.slug == "unknown-bot"
-    assert "does not play wobble" in refused.value.detail
+def test_a_bot_that_does_not_play_the_game_is_refused(runtime: Services) -> None:
+    service = runtime
+    service.commands.bots = BotCatalogue(
+        [(BotInfo("pig", "only pig10", ("pig10",)), {None: RandomBot()})]
+    )
+    with pytest.raises(UnknownBot, match="does not play wobble"):
+        service.commands.create("wobble", 2, {}, None, [BotSeat(0, "pig")])
 
 
 @pytest.mark.parametrize(
@@ -413,7 +408,7 @@ def test_bad_bots_at_creation_create_nothing(
 
 def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
     """No Redis at all: the one process runs the bot jobs, so a bots-only game finishes."""
-    client = create_app(Config()).test_client()
+    client = web_app(Config()).test_client()
     bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
     table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
     deadline = time.monotonic() + 60
@@ -426,12 +421,12 @@ def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
 # -- the log of older versions --------------------------------------------------------------------
 
 
-def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime) -> None:
+def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Services) -> None:
     """SeatTaken v1 (no `bot`, no `webhook`) is stored as it was and upcast on read."""
-    service = runtime.service
-    table_id = str(service.create("pig10", 3, {}, None).body["id"])
+    service = runtime
+    table_id = str(service.commands.create("pig10", 3, {}, None).body["id"])
     seat_human(service, table_id)
-    loaded = service.load(table_id)
+    loaded = service.repository.load(table_id)
     v1 = Event(SEAT_TAKEN, {"seat": 1, "name": "Old", "token_sha256": "ab" * 32, "entropy": None})
     meta = {
         "command_id": "old-seat",
@@ -442,20 +437,20 @@ def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime
         "seat": None,
         "time": "2020-01-01T00:00:00+00:00",
     }
-    service.store.append(table_id, loaded.position, [v1], meta)
-    stored = service.store.read(table_id, START, upcast=False)[-1]
+    service.repository.store.append(table_id, loaded.position, [v1], meta)
+    stored = service.repository.store.read(table_id, START, upcast=False)[-1]
     assert (stored.v, "bot" in stored.data) == (1, False)
-    fresh = build_runtime(runtime.turns.redis, Config()).service
-    table = fresh.load(table_id).table
+    fresh = build(runtime.turns.redis, Config())
+    table = fresh.repository.load(table_id).table
     assert table.seats[1] is not None
     assert (table.seats[1].name, table.seats[1].player) == ("Old", None)
-    assert fresh.store.read(table_id, START)[-1].data["bot"] is None
+    assert fresh.repository.store.read(table_id, START)[-1].data["bot"] is None
 
 
-def test_a_bot_seat_taken_before_levels_existed_plays_at_no_level(runtime: Runtime) -> None:
+def test_a_bot_seat_taken_before_levels_existed_plays_at_no_level(runtime: Services) -> None:
     """SeatTaken v2 (a bot, no `level`) reads as v3 with `level: null`; its bot still plays."""
-    service = runtime.service
-    table_id = str(service.create("pig10", 3, {}, None).body["id"])
+    service = runtime
+    table_id = str(service.commands.create("pig10", 3, {}, None).body["id"])
     seat_human(service, table_id)
     data = {"seat": 1, "name": "Old bot", "token_sha256": None, "entropy": None}
     v2 = Event(SEAT_TAKEN, {**data, "bot": "random", "webhook": None}, v=2)
@@ -465,24 +460,46 @@ def test_a_bot_seat_taken_before_levels_existed_plays_at_no_level(runtime: Runti
         "seat": None,
         "time": "2020-01-01T00:00:00+00:00",
     }
-    loaded = service.load(table_id)
-    service.store.append(table_id, loaded.position, [v2], meta)
-    fresh = build_runtime(runtime.turns.redis, Config()).service
-    upcast = fresh.store.read(table_id, START)[-1]
+    loaded = service.repository.load(table_id)
+    service.repository.store.append(table_id, loaded.position, [v2], meta)
+    fresh = build(runtime.turns.redis, Config())
+    upcast = fresh.repository.store.read(table_id, START)[-1]
     assert (upcast.v, upcast.data["level"], upcast.data["bot"]) == (3, None, "random")
-    seat = fresh.load(table_id).table.seats[1]
+    seat = fresh.repository.load(table_id).table.seats[1]
     assert seat is not None
     assert (seat.bot, seat.level) == ("random", None)
 
 
-def test_the_worker_sweeps_every_few_seconds_whatever_rq_worker_passes(runtime: Runtime) -> None:
+def test_the_worker_sweeps_every_few_seconds_whatever_rq_worker_passes(runtime: Services) -> None:
     """`rq worker` passes its own defaults (a 420 s TTL, maintenance every 600 s): lost turns
     would wait ten minutes. The bot worker caps both."""
     redis_client = runtime.turns.redis
     queues = [bot_queue(redis_client)]
     given = {"worker_ttl": 420, "maintenance_interval": 600}
-    worker = BotWorker(queues, connection=redis_client, runtime=runtime, **given)
+    worker = BotWorker(queues, connection=redis_client, play=runtime.play, **given)
     assert (worker.worker_ttl, worker.maintenance_interval) == (20, SWEEP_SECONDS)
     assert worker.dequeue_timeout == SWEEP_SECONDS, "it wakes for its housekeeping in time"
-    quicker = BotWorker(queues, connection=redis_client, runtime=runtime, maintenance_interval=1)
+    quicker = BotWorker(queues, connection=redis_client, play=runtime.play, maintenance_interval=1)
     assert quicker.maintenance_interval == 1
+
+
+def test_reads_never_write(runtime: Services) -> None:
+    """A read queues no turn and touches no key: lost turns are the sweep's to find."""
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    seat_human(service, table_id)
+    redis_client = runtime.turns.redis
+    bot_queue(redis_client).empty()  # type: ignore[no-untyped-call]
+    redis_client.delete(claim_key(table_id, service.repository.load(table_id).table.version, 1))
+    keys = sorted(redis_client.keys())
+    stream = redis_client.xlen(f"game:{{{table_id}}}:events")
+    queries = service.queries
+    queries.view(table_id, SPECTATOR)
+    queries.seats(table_id)
+    queries.events(table_id, SPECTATOR, 0)
+    queries.score_timeline(table_id)
+    queries.list_tables(None, None, 5)
+    assert sorted(redis_client.keys()) == keys
+    assert redis_client.xlen(f"game:{{{table_id}}}:events") == stream
+    assert bot_queue(redis_client).count == 0

@@ -5,21 +5,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import fakeredis
-import pytest
 from flask.testing import FlaskClient
-
-from service import create_app
-from service.config import Config
 
 STATIC = Path(__file__).resolve().parents[1] / "service" / "static"
 IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']""", re.MULTILINE)
 URL = re.compile(r"""https?://""")
-
-
-@pytest.fixture
-def client() -> FlaskClient:
-    return create_app(Config.from_env({}), redis_client=fakeredis.FakeRedis()).test_client()
 
 
 def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: FlaskClient) -> None:

@@ -28,7 +28,7 @@ def server(real_redis: redis.Redis) -> Iterator[str]:
     process = subprocess.Popen(
         [
             *(sys.executable, "-m", "gunicorn", "--workers", "2"),
-            *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
+            *("--bind", f"127.0.0.1:{port}", "bootstrap:web_app()"),
         ],
         env={**os.environ, "REDIS_URL": TEST_REDIS_URL, "SPIELTISCH_SIGNING_KEY": SIGNING_KEY},
         stdout=subprocess.DEVNULL,

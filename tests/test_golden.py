@@ -178,16 +178,30 @@ def test_a_document_that_is_not_a_bundle_fails_its_format() -> None:
 
 
 def spieltisch(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    """`python -m service ...` with Flask and Redis made unimportable: verifying needs neither."""
+    """`python -m service.verifier ...` with Flask and Redis made unimportable: verifying needs
+    neither. `args` are those of `spieltisch`, whose `verify` subcommand runs the same."""
+    assert args[0] == "verify"
     script = (
-        "import sys\n"
+        "import runpy, sys\n"
         "for name in ('flask', 'redis', 'fakeredis', 'rq'):\n"
         "    sys.modules[name] = None\n"
-        "from service.__main__ import main\n"
-        "main(sys.argv[1:])\n"
+        "runpy.run_module('service.verifier', run_name='__main__')\n"
     )
-    command = [sys.executable, "-c", script, *map(str, args)]
+    command = [sys.executable, "-c", script, *map(str, args[1:])]
     return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_the_spieltisch_command_verifies_as_its_verify_subcommand() -> None:
+    command = [str(Path(sys.executable).with_name("spieltisch")), "verify"]
+    done = subprocess.run(
+        [*command, str(GOLDEN / "wobble.json"), "--key", str(KEY_FILE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "VERIFIED: every check holds"
 
 
 def test_the_command_verifies_a_golden_log() -> None:

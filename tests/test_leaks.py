@@ -23,11 +23,11 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
+from bootstrap import Services, web_app
 from domain.registry import AnyRules, default_registry
 from domain.table import Tables
-from service.app import create_app
+from events.repository import Loaded
 from service.config import Config
-from service.tables import Loaded, TableService
 from service.views import SeatGiven, Shown, Views
 
 REGISTRY = default_registry()
@@ -44,7 +44,7 @@ class Seated:
     """A table of `game` played through the API by one client holding the people's seats."""
 
     client: FlaskClient
-    service: TableService
+    service: Services
     id: str
     players: int
     tokens: dict[int, str] = field(default_factory=dict)
@@ -72,7 +72,7 @@ def frames(text: str) -> list[Any]:
 
 def new_app() -> Flask:
     config = Config(stream_max_seconds=STREAM_SECONDS, stream_keepalive_seconds=STREAM_SECONDS)
-    return create_app(config, redis_client=fakeredis.FakeRedis())
+    return web_app(config, redis_client=fakeredis.FakeRedis())
 
 
 def start_table(app: Flask, rules: AnyRules, players: int) -> Seated:
@@ -80,7 +80,7 @@ def start_table(app: Flask, rules: AnyRules, players: int) -> Seated:
     client = app.test_client()
     created = client.post("/v1/tables", json={"game": rules.info.id, "seats": players})
     assert created.status_code == 201, created.get_json()
-    table = Seated(client, app.extensions["spieltisch"], created.get_json()["id"], players)
+    table = Seated(client, Services.of(app), created.get_json()["id"], players)
     for seat in range(players - 1):
         taken = client.post(f"/v1/tables/{table.id}/seats", json={"name": f"p{seat}"})
         assert taken.status_code == 201
@@ -135,7 +135,7 @@ def refused_moves(table: Seated, caller: int | None) -> Iterator[Any]:
 def concealed(table: Seated, rules: AnyRules, caller: int | None, rng: Random) -> Loaded:
     """Put into the service's cache the table with everything hidden from `caller` re-drawn;
     returns what was cached, to put back."""
-    cache = table.service.cache
+    cache = table.service.repository.cache
     true = cache.get(table.id)
     assert true is not None
     other = replace(true.table, state=rules.conceal(true.table.state, caller, rng))
@@ -155,7 +155,7 @@ def leaks_at(table: Seated, rules: AnyRules, rng: Random, with_stream: bool) -> 
         try:
             other = answers(table, caller, refusals, stream_from)
         finally:
-            table.service.cache._entries[table.id] = kept
+            table.service.repository.cache._entries[table.id] = kept
         where = f"{rules.info.id} v{version} caller {caller}"
         found += [
             f"{where}: {name} differs: {true[name]} / {other[name]}"
@@ -192,9 +192,9 @@ def play(table: Seated, rng: Random) -> Iterator[tuple[int, bool]]:
         yield made, window
         if not acting:  # only the bot may act: let it move, as a worker would
             (bot,) = view["to_act"]
-            loaded = table.service.load(table.id)
-            move = rng.choice(table.service.tables.legal_moves(loaded.table, bot))
-            table.service.play_for(loaded, bot, move)
+            loaded = table.service.repository.load(table.id)
+            move = rng.choice(table.service.repository.tables.legal_moves(loaded.table, bot))
+            table.service.commands.play_for(loaded, bot, move)
             continue
         seat = rng.choice(acting)
         status, body = table.call(

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from service.app import signer_for
+from bootstrap import signer_for
 from service.config import Config
 from service.signing import Signer, decode_key, encode_key, key_id, signature_holds
 

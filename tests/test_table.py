@@ -9,6 +9,7 @@ from typing import Any
 import fakeredis
 import pytest
 
+from bootstrap import build
 from domain.dice import commitment, rng_at
 from domain.registry import UnknownGame, default_registry
 from domain.rules import OptionError
@@ -27,12 +28,9 @@ from domain.table import (
     command_to_json,
 )
 from events.envelope import START, Recorded, seal
-from events.secrets import SeedVault
-from events.store import EventStore
 from service.audit import Finding, audit
 from service.config import Config
-from service.tables import TableCache, TableService
-from service.views import SPECTATOR, Views
+from service.views import SPECTATOR
 
 TABLES = Tables(default_registry())
 SEED = bytes(range(32))
@@ -158,25 +156,19 @@ def test_commands_round_trip_through_json(command: Any) -> None:
 
 
 def finished_log() -> list[Recorded]:
-    redis = fakeredis.FakeRedis()
-    service = TableService(
-        store=EventStore(redis),
-        vault=SeedVault(redis),
-        tables=TABLES,
-        views=Views(TABLES),
-        cache=TableCache(Config().cache_size),
-    )
-    table_id = str(service.create("pig10", 2, {}, None).body["id"])
+    service = build(fakeredis.FakeRedis(), Config())
+    table_id = str(service.commands.create("pig10", 2, {}, None).body["id"])
     tokens = [
-        str(service.take_seat(table_id, SPECTATOR, None, name, None).body["token"]) for name in "ab"
+        str(service.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"])
+        for name in "ab"
     ]
-    while (table := service.load(table_id).table).status is Status.RUNNING:
+    while (table := service.repository.load(table_id).table).status is Status.RUNNING:
         seat = TABLES.to_act(table)[0]
-        caller = service.caller(table_id, tokens[seat])
-        move = service.legal_moves(table_id, caller).body["moves"]
+        caller = service.queries.caller(table_id, tokens[seat])
+        move = service.queries.legal_moves(table_id, caller).body["moves"]
         assert isinstance(move, list)
-        service.move(table_id, caller, move[0], table.version, None)
-    return service.store.read(table_id, verify=False, upcast=False)
+        service.commands.move(table_id, caller, move[0], table.version, None)
+    return service.repository.store.read(table_id, verify=False, upcast=False)
 
 
 def rechained(records: list[Recorded]) -> list[Recorded]:

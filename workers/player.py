@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import timedelta
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from enum import StrEnum
 from random import Random
+from typing import Protocol
 
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
 from domain.table import TableError
-from service.tables import TableService
+from events.repository import Loaded, TableRepository
 from workers.webhook import WebhookClient, WebhookFailed
 
 STAND_IN = "heuristic"
@@ -24,18 +25,37 @@ class Outcome(StrEnum):
     """The table is past that version, the seat may not act, or no bot plays it."""
 
 
+class BotMoves(Protocol):
+    """Where a bot's move goes: the service's `TableCommands`."""
+
+    def play_for(
+        self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
+    ) -> bool:
+        """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile."""
+        ...
+
+
 class TurnPlayer:
     """Plays the turn of a bot seat at one version of a table, at most once."""
 
-    def __init__(self, service: TableService, bots: BotCatalogue, webhooks: WebhookClient) -> None:
-        self.service = service
+    def __init__(
+        self,
+        repository: TableRepository,
+        moves: BotMoves,
+        bots: BotCatalogue,
+        webhooks: WebhookClient,
+        clock: Callable[[], datetime],
+    ) -> None:
+        self.repository = repository
+        self.moves = moves
         self.bots = bots
         self.webhooks = webhooks
+        self.clock = clock
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
-        loaded = self.service.load(table_id)
+        loaded = self.repository.load(table_id)
         table = loaded.table
-        tables = self.service.tables
+        tables = self.repository.tables
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
         if player is None or player.player is None:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
@@ -56,14 +76,14 @@ class TurnPlayer:
             assert player.bot is not None
             move = self.bots.bot(player.bot, player.level).choose(turn, rng)
         try:
-            appended = self.service.play_for(loaded, seat, move, substituted)
+            appended = self.moves.play_for(loaded, seat, move, substituted)
         except (RuleError, TableError):
             # Only a webhook can answer with a move the rules refuse; a stand-in plays instead.
             if player.webhook is None or substituted is not None:
                 raise
             substituted = "illegal"
             move = self.bots.bot(STAND_IN, None).choose(turn, rng)
-            appended = self.service.play_for(loaded, seat, move, substituted)
+            appended = self.moves.play_for(loaded, seat, move, substituted)
         if not appended:
             return Outcome.STALE
         return Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
@@ -71,7 +91,7 @@ class TurnPlayer:
     def _ask_webhook(
         self, url: str, key: str | None, view: Mapping[str, JSON], moves: Sequence[JSON]
     ) -> JSON:
-        deadline = self.service.clock() + timedelta(seconds=self.webhooks.timeout_seconds)
+        deadline = self.clock() + timedelta(seconds=self.webhooks.timeout_seconds)
         turn: dict[str, JSON] = {
             "table": view["id"],
             "game": view["game"],

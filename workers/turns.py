@@ -8,6 +8,7 @@ from typing import Protocol
 
 from redis import Redis
 from rq import Queue, Retry
+from rq.serializers import JSONSerializer
 
 from domain.table import Status, Table
 
@@ -16,6 +17,11 @@ WAITING = "bots:waiting"
 """A sorted set: the tables with a bot turn outstanding, scored by when to look again."""
 PLAY_TURN = "workers.jobs.play_turn"
 RETRIES = 2
+
+
+def bot_queue(redis: Redis) -> Queue:
+    """The RQ queue of bot turns; jobs are JSON (ids and versions), never pickles."""
+    return Queue(QUEUE, connection=redis, serializer=JSONSerializer)
 
 
 def job_id(table_id: str, version: int, seat: int) -> str:
@@ -28,7 +34,7 @@ def claim_key(table_id: str, version: int, seat: int) -> str:
 
 
 class TableSource(Protocol):
-    """Where the sweep reads tables: `TableService` in the service."""
+    """Where the sweep reads tables: the service's `TableQueries`."""
 
     def current(self, table_id: str) -> tuple[Table, list[int]] | None:
         """The table and the seats that may act now; None if there is no such table."""

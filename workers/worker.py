@@ -9,6 +9,7 @@ was lost. `EmbeddedWorker` runs the same worker in a thread of the service when 
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 from rq import SimpleWorker
@@ -17,18 +18,30 @@ from rq.queue import Queue
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
-from service.config import Config
 from workers.jobs import PLAYER
-from workers.runtime import Runtime, bot_queue, build_runtime
+from workers.player import TurnPlayer
+from workers.turns import TableSource, TurnQueue, bot_queue
 
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
 
 
-class BotWorker(SimpleWorker):
-    """Runs bot jobs in-process and sweeps for lost turns every few seconds."""
+@dataclass(frozen=True)
+class BotPlay:
+    """What a bot worker runs: the player of turns, their queue, and where its sweep reads."""
 
-    def __init__(self, *args: Any, runtime: Runtime | None = None, **kwargs: Any) -> None:
+    player: TurnPlayer
+    turns: TurnQueue
+    tables: TableSource
+
+
+class BotWorker(SimpleWorker):
+    """Runs bot jobs in-process and sweeps for lost turns every few seconds.
+
+    The composition root builds its `play`; `bootstrap.Worker` is the one `rq worker` starts.
+    """
+
+    def __init__(self, *args: Any, play: BotPlay, **kwargs: Any) -> None:
         kwargs["serializer"] = kwargs.get("serializer") or JSONSerializer
         # The worker waits for a job at most `worker_ttl - 15` seconds before its housekeeping,
         # where the sweep runs. `rq worker` always passes its own defaults (420 and 600), so
@@ -39,10 +52,10 @@ class BotWorker(SimpleWorker):
         ):
             kwargs[name] = min(kwargs.get(name) or most, most)
         super().__init__(*args, **kwargs)
-        self.runtime = runtime or build_runtime(self.connection, Config.from_env())
+        self.play = play
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        token = PLAYER.set(self.runtime.player)
+        token = PLAYER.set(self.play.player)
         try:
             super().execute_job(job, queue)
         finally:
@@ -50,7 +63,7 @@ class BotWorker(SimpleWorker):
 
     def run_maintenance_tasks(self) -> None:
         super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
-        self.runtime.turns.sweep(self.runtime.service)
+        self.play.turns.sweep(self.play.tables)
 
 
 class ThreadWorker(BotWorker):
@@ -66,7 +79,7 @@ class EmbeddedWorker:
     """The embedded mode's bot worker: a daemon thread, started when the first turn is queued."""
 
     def __init__(self) -> None:
-        self.runtime: Runtime | None = None
+        self.play: BotPlay | None = None
         self._worker: ThreadWorker | None = None
         self._lock = threading.Lock()
 
@@ -74,9 +87,9 @@ class EmbeddedWorker:
         with self._lock:
             if self._worker is not None:
                 return
-            assert self.runtime is not None, "give the worker its runtime before starting it"
-            redis = self.runtime.turns.redis
-            self._worker = ThreadWorker([bot_queue(redis)], connection=redis, runtime=self.runtime)
+            assert self.play is not None, "give the worker its play before starting it"
+            redis = self.play.turns.redis
+            self._worker = ThreadWorker([bot_queue(redis)], connection=redis, play=self.play)
             thread = threading.Thread(
                 target=self._worker.work,
                 kwargs={"with_scheduler": False, "logging_level": "WARNING"},

@@ -11,13 +11,10 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-import pytest
 import redis
 from flask.testing import FlaskClient
 
 from events.store import stream_key
-from service import create_app
-from service.config import Config
 from tests.test_openapi import assert_valid, component
 
 MAX_MOVES = 5_000
@@ -44,11 +41,6 @@ class Table:
             headers=self.auth(seat),
         )
         return response.status_code, response.get_json()
-
-
-@pytest.fixture
-def client(fake_redis: redis.Redis) -> FlaskClient:
-    return create_app(Config(), redis_client=fake_redis).test_client()
 
 
 def new_table(client: FlaskClient, seats: int) -> Table:

@@ -1,0 +1,195 @@
+"""The composition root: every dependency of the web app, the bot workers and the command line
+is built here and handed down, so no layer builds its own and `service/` and `workers/` never
+import each other.
+
+- `web_app()`: the Flask app (the Procfile's `web:`); with no `REDIS_URL` it runs embedded, on
+  an in-process fakeredis with a bot worker thread of its own.
+- `Worker`: the RQ worker class the Procfile's `worker:` starts.
+- `main()`: the `spieltisch` command: serve, or `spieltisch verify BUNDLE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import fakeredis
+import redis
+from flask import Flask
+
+from domain.catalogue import BotCatalogue, default_catalogue
+from domain.registry import GameRegistry, default_registry
+from domain.table import Tables
+from events.index import TableIndex
+from events.repository import TableCache, TableRepository
+from events.secrets import SeedVault
+from events.store import EventStore
+from events.upcasting import Upcasters
+from service.app import create_app
+from service.audit import default_upcasters
+from service.config import Config
+from service.signing import Signer
+from service.tables import TableCommands, TableQueries
+from service.verifier import main as verify
+from service.views import Views
+from workers.player import TurnPlayer
+from workers.turns import TurnQueue, bot_queue
+from workers.webhook import WebhookClient
+from workers.worker import BotPlay, BotWorker, EmbeddedWorker
+
+SERVICES = "spieltisch.services"
+"""Where `web_app` keeps the services it built, for the tests and benches that reach past HTTP."""
+
+
+@dataclass(frozen=True)
+class Services:
+    """Everything one process uses, built once."""
+
+    config: Config
+    redis: redis.Redis
+    repository: TableRepository
+    commands: TableCommands
+    queries: TableQueries
+    bots: BotCatalogue
+    turns: TurnQueue
+    player: TurnPlayer
+
+    @classmethod
+    def of(cls, app: Flask) -> Services:
+        """The services `web_app` built `app` on."""
+        services: Services = app.extensions[SERVICES]
+        return services
+
+    @property
+    def play(self) -> BotPlay:
+        """What a bot worker of this process runs."""
+        return BotPlay(self.player, self.turns, self.queries)
+
+
+def build(
+    redis_client: redis.Redis,
+    config: Config,
+    *,
+    registry: GameRegistry | None = None,
+    upcasters: Upcasters | None = None,
+    signer: Signer | None = None,
+    wake: Callable[[], None] = lambda: None,
+    **commands: Any,
+) -> Services:
+    """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
+    signs export bundles (None: a key of its own, for a process that exports none); the rest
+    go to `TableCommands` (a clock, id and seed makers)."""
+    registry = registry or default_registry()
+    tables = Tables(registry)
+    bots = default_catalogue(registry)
+    views = Views(tables)
+    repository = TableRepository(
+        EventStore(redis_client, upcasters or default_upcasters()),
+        tables,
+        TableCache(config.cache_size),
+    )
+    turns = TurnQueue(
+        redis_client,
+        bot_queue(redis_client),
+        job_timeout_seconds=config.webhook_timeout_seconds + 5,
+        wake=wake,
+    )
+    index = TableIndex(redis_client)
+    handler = TableCommands(
+        repository=repository,
+        vault=SeedVault(redis_client),
+        views=views,
+        turns=turns,
+        bots=bots,
+        index=index,
+        **commands,
+    )
+    queries = TableQueries(
+        repository=repository, views=views, index=index, signer=signer or Signer.generate()
+    )
+    webhooks = WebhookClient(config.webhook_timeout_seconds)
+    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock)
+    return Services(config, redis_client, repository, handler, queries, bots, turns, player)
+
+
+def web_app(
+    config: Config | None = None,
+    *,
+    redis_client: redis.Redis | None = None,
+    registry: GameRegistry | None = None,
+    upcasters: Upcasters | None = None,
+) -> Flask:
+    """The web app: with no Redis URL (and no client given) embedded, on fakeredis and with a
+    bot worker thread of its own. `upcasters` bring events stored under an older schema version
+    to the current one on read (default: every step Spieltisch itself has registered)."""
+    config = config or Config.from_env()
+    embedded = redis_client is None and config.redis_url is None
+    if redis_client is None:
+        redis_client = (
+            redis.Redis.from_url(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
+        )
+    worker = EmbeddedWorker() if embedded else None
+    services = build(
+        redis_client,
+        config,
+        registry=registry,
+        upcasters=upcasters,
+        signer=signer_for(config),
+        wake=worker.start if worker else lambda: None,
+    )
+    if worker is not None:
+        worker.play = services.play
+    app = create_app(
+        config,
+        redis_client=redis_client,
+        commands=services.commands,
+        queries=services.queries,
+        bots=services.bots,
+    )
+    app.extensions[SERVICES] = services
+    return app
+
+
+def signer_for(config: Config) -> Signer:
+    """The key export bundles are signed with: the configured one; embedded, a fresh one."""
+    if config.signing_key is not None:
+        return Signer.from_text(config.signing_key)
+    if config.redis_url is not None:
+        raise RuntimeError(
+            "set SPIELTISCH_SIGNING_KEY to the service's Ed25519 private key (32 bytes, base64): "
+            "every web process must sign export bundles with the same key"
+        )
+    return Signer.generate()
+
+
+class Worker(BotWorker):
+    """The Procfile's bot worker (`rq worker --worker-class bootstrap.Worker`): its services
+    are built over the connection `rq worker` gives it, configured from the environment."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        connection = kwargs.get("connection")
+        assert connection is not None, "rq worker passes the connection it was given"
+        services = build(connection, Config.from_env())
+        super().__init__(*args, play=services.play, **kwargs)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """`spieltisch`: serve on one machine (embedded unless REDIS_URL is set), or
+    `spieltisch verify BUNDLE ...` to check an exported game offline."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["verify"]:
+        sys.exit(verify(args[1:]))
+    parser = argparse.ArgumentParser(
+        description="Run the Spieltisch game service; `spieltisch verify BUNDLE` checks a game.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    options = parser.parse_args(args)
+    web_app().run(host=options.host, port=options.port, threaded=True)
+
+
+if __name__ == "__main__":
+    main()

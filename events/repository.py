@@ -1,0 +1,116 @@
+"""Tables as stored: loaded by folding their events (through a cache), committed by appending.
+
+The one place the service and the workers read and write tables. A cached table is only ever
+extended by the events after its position, and the store checks their chain from its head, so a
+read costs the events new since the last one, not the whole game.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from domain.table import Table, Tables
+from events.envelope import START, Position, Recorded
+from events.store import AlreadyAppended, Appended, EventStore
+
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class UnknownTable(LookupError):
+    """No table has this id."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(f"there is no table {table_id!r}")
+        self.table_id = table_id
+
+
+def check_table_id(table_id: str) -> None:
+    """Refuse ids no table can have before they reach a Redis key name."""
+    if not TABLE_ID.fullmatch(table_id):
+        raise UnknownTable(table_id)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A table folded up to `position` of its stream."""
+
+    table: Table
+    position: Position
+
+
+class TableCache:
+    """Folded tables by id, least recently used dropped first; safe across threads."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: OrderedDict[str, Loaded] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, table_id: str) -> Loaded | None:
+        with self._lock:
+            loaded = self._entries.get(table_id)
+            if loaded is not None:
+                self._entries.move_to_end(table_id)
+            return loaded
+
+    def put(self, table_id: str, loaded: Loaded) -> None:
+        with self._lock:
+            current = self._entries.get(table_id)
+            if current is not None and current.position.version > loaded.position.version:
+                return
+            self._entries[table_id] = loaded
+            self._entries.move_to_end(table_id)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
+class TableRepository:
+    """Loads tables (store + fold + cache) and commits the events decided on them."""
+
+    def __init__(self, store: EventStore, tables: Tables, cache: TableCache) -> None:
+        self.store = store
+        self.tables = tables
+        self.cache = cache
+
+    def load(self, table_id: str) -> Loaded:
+        """The table as of its latest event; `UnknownTable` if it has none."""
+        check_table_id(table_id)
+        cached = self.cache.get(table_id)
+        after = cached.position if cached else START
+        records = self.store.read(table_id, after)
+        if not records:
+            if cached is None:
+                raise UnknownTable(table_id)
+            return cached
+        table = self.tables.fold([r.event for r in records], cached.table if cached else None)
+        assert table is not None
+        loaded = Loaded(table, records[-1].position)
+        self.cache.put(table_id, loaded)
+        return loaded
+
+    def cached(self, table_id: str) -> Loaded | None:
+        """The table as this process last saw it, without asking the store."""
+        return self.cache.get(table_id)
+
+    def commit(
+        self,
+        table_id: str,
+        records: Sequence[Recorded],
+        after: Loaded,
+        *,
+        idempotency: str | None = None,
+        receipt: str = "",
+    ) -> Appended | AlreadyAppended:
+        """Append `records` (sealed on the table's head) and cache `after`, the table they make.
+
+        Raises `ConcurrencyConflict` if the table moved on since they were decided."""
+        outcome = self.store.append_sealed(
+            table_id, list(records), idempotency=idempotency, receipt=receipt
+        )
+        if isinstance(outcome, Appended):
+            self.cache.put(table_id, after)
+        return outcome
