@@ -605,10 +605,12 @@ class KrassKariert:
             )
         lowest = to_beat(state)
         if lowest is not None and declared <= lowest:
+            # Only a tie needs the reminder; a lower play is plainly lower.
+            tie = " (equal does not beat)" if declared == lowest else ""
             raise RuleError(
                 "must-beat",
                 f"a {fields['kind']} of {fields['rank']} does not beat the "
-                f"{KIND_NAMES[lowest[0]]} of {lowest[1]} (equal does not beat)",
+                f"{KIND_NAMES[lowest[0]]} of {lowest[1]}{tie}",
             )
         return Play(seat, window, declared[0], declared[1])
 

@@ -30,7 +30,7 @@ from domain.games.krasskariert import (
     Play,
     State,
 )
-from domain.rules import JSON, Event
+from domain.rules import JSON, Event, RuleError
 from tests.games.refusals import refused_rule
 
 SEED = 54
@@ -328,6 +328,19 @@ def test_equal_or_lower_does_not_beat(
 ) -> None:
     state = table([12], [*cards, 6], [2], trick=[(0, [], lying[0], lying[1])])
     assert broken_rule(state, 1, play(0, len(cards), kind, rank)) == "must-beat"
+
+
+@pytest.mark.parametrize(
+    ("cards", "rank", "reminded"),
+    [pytest.param([8], 8, True, id="equal"), pytest.param([7], 7, False, id="lower")],
+)
+def test_only_an_equal_play_is_reminded_that_equal_does_not_beat(
+    cards: list[Card], rank: int, reminded: bool
+) -> None:
+    state = table([12], [*cards, 6], [2], trick=[(0, [], "single", 8)])
+    with pytest.raises(RuleError) as refused:
+        RULES.decide(state, 1, play(0, 1, "single", rank), Random(SEED))
+    assert ("equal does not beat" in refused.value.detail) is reminded
 
 
 def test_cards_of_a_combination_must_be_adjacent() -> None:
