@@ -199,7 +199,8 @@ function attackPanel(state, ctx) {
   return h("section", { class: "zone attack", "aria-label": "Open attack" },
     h("h3", {}, "⊕ Attack"),
     h("p", { class: "attack-line" },
-      h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`),
+      h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`
+        + (attack.doubled ? `, doubled: the target loses ${2 ** attack.doubled} times its turns` : "")),
       ` — played by ${seatName(ctx, attack.owner)}${redirected}, aimed at ${target}.`),
     state.phase === "attack" ? h("p", { class: "hint" },
       `${attack.target === ctx.seat ? "You" : seatName(ctx, attack.target)} may pass it on with another ${NAMES[attack.symbol]}, defend with a grey card or take it. `,
