@@ -821,9 +821,7 @@ class Wobble:
             for seat in range(state.players)
             # The mover simply plays the card; whoever played it last (the dealer on the start
             # card included) may toss in its own twin like anyone else.
-            if seat != mover
-            and not state.away[seat]
-            and state.toss in state.hands[seat]
+            if seat != mover and not state.away[seat] and state.toss in state.hands[seat]
         ]
 
     @staticmethod
