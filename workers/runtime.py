@@ -23,9 +23,10 @@ from workers.turns import QUEUE, TurnQueue
 from workers.webhook import WebhookClient
 
 
-def default_upcasters() -> Upcasters:
-    """Every schema step of the events Spieltisch has ever written."""
-    return Upcasters.of(UPCASTS)
+def default_upcasters(registry: GameRegistry | None = None) -> Upcasters:
+    """Every schema step of the events Spieltisch has ever written: the table's and each
+    game's in `registry` (default: every game Spieltisch ships)."""
+    return Upcasters.of([*UPCASTS, *(registry or default_registry()).upcasts()])
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -59,7 +60,7 @@ def build_runtime(
         wake=wake,
     )
     service = TableService(
-        store=EventStore(redis, upcasters or default_upcasters()),
+        store=EventStore(redis, upcasters or default_upcasters(registry)),
         vault=SeedVault(redis),
         tables=Tables(registry),
         cache=TableCache(config.cache_size),
