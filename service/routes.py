@@ -9,10 +9,11 @@ from typing import Any
 from flask import Blueprint, Response, current_app, jsonify, request
 from marshmallow import Schema, ValidationError
 
-from domain.registry import UnknownGame
+from domain.registry import AnyRules, UnknownGame
 from service import schemas
 from service.config import Config
 from service.errors import Problem
+from service.rulebook import rulebook
 from service.stream import StreamLimit, event_stream
 from service.tables import BotSeat, TableService
 
@@ -144,13 +145,25 @@ def list_games() -> tuple[Response, int]:
 
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> tuple[Response, int]:
+    return dumped(GAME, hosted_game(game_id).info)
+
+
+@api.get("/games/<game_id>/rules")
+def get_rules(game_id: str) -> Response:
+    text = rulebook(hosted_game(game_id).info.id)
+    if text is None:
+        raise Problem(404, "no-rulebook", "No rule book", f"{game_id!r} ships no rule book")
+    return Response(text, mimetype="text/markdown", headers={"Cache-Control": "no-cache"})
+
+
+def hosted_game(game_id: str) -> AnyRules:
+    """The rules of the game `game_id`; 404 `unknown-game` if the service hosts none."""
     try:
-        rules = service().tables.registry[game_id]
+        return service().tables.registry[game_id]
     except UnknownGame:
         raise Problem(
             404, "unknown-game", "Unknown game", f"there is no game {game_id!r}"
         ) from None
-    return dumped(GAME, rules.info)
 
 
 @api.get("/bots")
