@@ -175,11 +175,12 @@ function tossWindow(state, ctx) {
   const toss = state.toss_in;
   if (!toss) return null;
   const acting = mover(state);
-  // The engine lets every seat but the mover and the card's player toss in, unless it is away.
-  const yours = ctx.seat !== null && ![acting, toss.by].includes(ctx.seat) && !state.away[ctx.seat] && state.hand?.includes(toss.card);
+  // Every seat but the mover (who simply plays it) may toss in, the card's own player included,
+  // unless it is away.
+  const yours = ctx.seat !== null && ctx.seat !== acting && !state.away[ctx.seat] && state.hand?.includes(toss.card);
   return h("p", { class: "window toss" },
     h("strong", {}, "Toss-in open: "),
-    `anyone but ${seatName(ctx, toss.by)} holding another ${cardName(toss.card)} may throw it in now, until ${seatName(ctx, acting)} acts.`,
+    `anyone holding another ${cardName(toss.card)}, ${seatName(ctx, toss.by)} too, may throw it in now, until ${seatName(ctx, acting)} acts.`,
     yours ? h("strong", { class: "yours" }, " You hold one: click it in your hand to toss it in.") : null);
 }
 
