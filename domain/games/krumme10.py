@@ -2,8 +2,8 @@
 
 Rules as enforced: `shared/rules/krumme10.md`. Every card has an up face, public, and a down face
 that nobody may see before play reveals it, its owner included: only the server knows it. So every
-seat sees what a spectator sees, and the only events that carry a down face (`back`) are the deals
-and draws, which `redact` strips for everyone.
+seat sees what a spectator sees, and the only events that carry a down face (`back`) are the deals,
+the draws and the draw pile's top card turned up, which `redact` strips for everyone.
 
 Cards get ids in the order they are dealt and turned up, so an id says nothing about the card. The
 draw pile is the multiset of card kinds not yet drawn. Its top card shows its up face to everyone,
