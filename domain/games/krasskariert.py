@@ -1,6 +1,6 @@
 """Krass Kariert (AMIGO, Katja Stremmel): climbing tricks from hands whose order never changes.
 
-Rules as enforced: `shared/rules/krasskariert.md`. Cards are small ints inside the engine
+Rules as enforced: `docs/rules/krasskariert.md`. Cards are small ints inside the engine
 (1..12 numbers, then X, DRAW and STOP) and their wire names outside it (`1`..`12`, `"X"`,
 `"DRAW"`, `"STOP"`). Moves name hand positions. As at a real table, where everyone sees a
 hand's backs in their order, the positions are public (where a play takes cards from, where a card

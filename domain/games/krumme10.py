@@ -1,6 +1,6 @@
 """Krumme10 (vielspiel, Sixt & Adams): double-sided cards into a shared display, aim for exactly 10.
 
-Rules as enforced: `shared/rules/krumme10.md`. Every card has an up face, public, and a down face
+Rules as enforced: `docs/rules/krumme10.md`. Every card has an up face, public, and a down face
 that nobody may see before play reveals it, its owner included: only the server knows it. So every
 seat sees what a spectator sees, and the only events that carry a down face (`back`) are the deals,
 the draws and the draw pile's top card turned up, which `redact` strips for everyone.

@@ -1,6 +1,6 @@
 """Roll'n Bump: roll up to three times, claim face-up cards with dice, bump weaker claims.
 
-Rules as enforced: `shared/rules/rollnbump.md`. Cards are numbers 0..47 (`colour * 12 + kind`);
+Rules as enforced: `docs/rules/rollnbump.md`. Cards are numbers 0..47 (`colour * 12 + kind`);
 the wire shows them as ids such as `"red-pair"` only once they are face up. The stacks keep just
 their face-up card and how many cards lie face down under it: the next card a stack turns up is
 drawn by `decide` from every card not yet seen (face-down and unused cards are alike to everyone),

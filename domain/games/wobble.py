@@ -1,6 +1,6 @@
 """Wobble: the 138-card shedding game with attacks, defences, Jerk cards and toss-ins out of turn.
 
-Rules as enforced: `shared/rules/wobble.md`. A card is a string code (`cyan:7`, `green:+3`,
+Rules as enforced: `docs/rules/wobble.md`. A card is a string code (`cyan:7`, `green:+3`,
 `swap:cyan/yellow`, `grey:mirror`, `brown:not_me`); identical cards share a code, so a hand is a
 sorted tuple of codes and the draw pile is a count per code: every draw picks from that multiset
 with the rng `decide` is given, so no future card exists in the state before it is drawn.

@@ -1,4 +1,4 @@
-"""Krass Kariert rule tests: hand-built positions pinned against `shared/rules/krasskariert.md`.
+"""Krass Kariert rule tests: hand-built positions pinned against `docs/rules/krasskariert.md`.
 
 Sections follow the rules file's paragraphs. Every test talks to the engine through the `RULES`
 contract; positions are built with `table(...)`, cards written in their wire form (1..12, "X",

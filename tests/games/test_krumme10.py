@@ -1,4 +1,4 @@
-"""Krumme10 rule tests: hand-built positions pinned against `shared/rules/krumme10.md`, paragraph by
+"""Krumme10 rule tests: hand-built positions pinned against `docs/rules/krumme10.md`, paragraph by
 paragraph. The position builders and move shorthands at the top are shared with the other
 `test_krumme10_*` modules.
 """

@@ -1,4 +1,4 @@
-"""Roll'n Bump rule tests: hand-built positions pinned against `shared/rules/rollnbump.md`.
+"""Roll'n Bump rule tests: hand-built positions pinned against `docs/rules/rollnbump.md`.
 
 Sections follow the rules file paragraph by paragraph. Every test talks to the engine through
 `RULES`; events are folded with `RULES.evolve`, chance comes from seeded `random.Random`s.

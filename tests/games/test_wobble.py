@@ -1,4 +1,4 @@
-"""Wobble rule tests: hand-built positions pinned against `shared/rules/wobble.md`, paragraph by
+"""Wobble rule tests: hand-built positions pinned against `docs/rules/wobble.md`, paragraph by
 paragraph (the section names below follow the rules file).
 
 Every test talks to the engine through the `RULES` contract; events are folded with
