@@ -877,10 +877,14 @@ def test_a_foul_scorers_draw_can_end_the_game() -> None:
     fouled, _ = act(foul_table(), 0, play(1))
     top = Card(fouled.next_id, 5, 0)
     fouled = State(**{**fouled.__dict__, "draw_pile": kinds((5, 0)), "draw_top": top})
+    assert fouled.foul_scorers == (1, 2, 3)
     over, events = act(fouled, 1, foul_score(5))
     assert types(events) == ["FoulScored", "CardDrawn", "GameEnded"]
     assert RULES.result(over) is not None
-    assert RULES.to_act(over) == frozenset()
+    assert RULES.to_act(over) == frozenset(), (
+        "the foul round ends with the game: 2 and 3 get nothing"
+    )
+    assert over.scores[2:] == (0, 0)
 
 
 def test_too_short_reshuffles_the_discard_pile_once() -> None:
