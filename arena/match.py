@@ -99,7 +99,7 @@ def play_locally(
     racing = Random(f"{table_id}:race")
     thinking: list[list[float]] = [[] for _ in pairing.seats]
     while table.result is None:
-        seat = racing.choice(tables.to_act(table))
+        seat = racing.choice(tables.may_act(table))
         turn = tables.turn(table, seat)
         bot = bots.bot(pairing.seats[seat].bot, levels[seat])
         started = clock()

@@ -33,6 +33,7 @@ from bench.common import median, p99, parser, print_table, ratio, scratch_redis,
 from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat, TableService
+from service.views import SPECTATOR
 from workers.runtime import bot_queue, build_runtime
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,8 +85,8 @@ def latency(service: TableService, moves: int) -> list[float]:
     samples: list[float] = []
     while len(samples) < moves:
         bots = [BotSeat(seat, "random") for seat in (1, 2, 3)]
-        table_id = str(service.create("pig10", 4, {"first_seat": 0}, None, bots)["id"])
-        token = str(service.take_seat(table_id, 0, "Human", None)["token"])
+        table_id = str(service.create("pig10", 4, {"first_seat": 0}, None, bots).body["id"])
+        token = str(service.take_seat(table_id, SPECTATOR, 0, "Human", None).body["token"])
         caller = service.caller(table_id, token)
         while len(samples) < moves:
             table = service.load(table_id).table
@@ -97,9 +98,9 @@ def latency(service: TableService, moves: int) -> list[float]:
             move = service.tables.legal_moves(table, 0)[0]
             answer = service.move(table_id, caller, move, table.version, None)
             acknowledged = time.perf_counter()
-            version = answer.body["version"]
+            version = answer.shown.body["version"]
             assert isinstance(version, int)
-            if answer.body["table"]["status"] == "finished":
+            if answer.shown.body["table"]["status"] == "finished":
                 break
             wait_for(service, table_id, version)
             samples.append(time.perf_counter() - acknowledged)
@@ -110,7 +111,7 @@ def bot_moves_per_second(service: TableService, games: int) -> tuple[float, int]
     """All-bot games played at once: bot moves per second until the last one ends."""
     bots = [BotSeat(seat, "random") for seat in range(4)]
     started = time.perf_counter()
-    tables = [str(service.create("pig10", 4, {}, None, bots)["id"]) for _ in range(games)]
+    tables = [str(service.create("pig10", 4, {}, None, bots).body["id"]) for _ in range(games)]
     for table_id in tables:
         while (table := service.load(table_id).table).result is None:
             wait_for(service, table_id, table.version)

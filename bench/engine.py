@@ -36,7 +36,7 @@ def playout(rules: AnyRules, seed: int) -> int:
         state = rules.evolve(state, event)
     actions = 0
     while rules.result(state) is None:
-        seat = rng.choice(sorted(rules.to_act(state)))
+        seat = rng.choice(sorted(rules.may_act(state)))
         move = rng.choice(rules.legal_moves(state, seat))
         for event in rules.decide(state, seat, move, rng):
             state = rules.evolve(state, event)

@@ -18,6 +18,7 @@ import http.client
 import json
 import math
 import os
+import secrets
 import socket
 import subprocess
 import sys
@@ -320,7 +321,8 @@ def free_port() -> int:
 def gunicorn(redis_url: str, workers: int) -> Iterator[tuple[int, int]]:
     """gunicorn serving `bench.reference_app`: (port, master pid); stopped on exit, errors too."""
     port = free_port()
-    env = {**os.environ, "REDIS_URL": redis_url}
+    # With a Redis URL every process must be given one signing key; the benchmark exports nothing.
+    env = {**os.environ, "REDIS_URL": redis_url, "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from random import Random
 
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, Result, RuleError
 from domain.seating import choose_first_seat, winners_by
 
@@ -61,7 +62,7 @@ class Marathon:
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
         return State(counters=(0,) * players, length=int(options[LENGTH.name]))
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         events = [
             Event("CounterDealt", {"seat": seat, "value": rng.randrange(DEAL)})
             for seat in range(players)
@@ -87,10 +88,13 @@ class Marathon:
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         return [{"step": step} for step in STEPS] if seat == state.turn else []
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         if not isinstance(move, Mapping) or set(move) != {"step"} or move["step"] not in STEPS:
             raise RuleError("move-format", 'a Marathon move is {"step": 1|2|3}')
         if isinstance(move["step"], bool):

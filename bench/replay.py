@@ -30,7 +30,8 @@ from domain.games import pig10
 from domain.registry import GameRegistry
 from service import create_app
 from service.config import Config
-from service.tables import Caller, TableService
+from service.tables import TableService
+from service.views import SPECTATOR, Caller
 
 TARGET = 2.0
 """Steady-state reads of the long table may cost at most this many times the short one's."""
@@ -61,10 +62,10 @@ class Game:
 
     @classmethod
     def create(cls, writer: TableService, events: int) -> Game:
-        table = writer.create("marathon", 2, {"length": MAX_LENGTH}, None)
+        table = writer.create("marathon", 2, {"length": MAX_LENGTH}, None).body
         tokens: dict[int, str] = {}
         for name in ("ann", "bob"):
-            taken = writer.take_seat(table["id"], None, name, None)
+            taken = writer.take_seat(table["id"], SPECTATOR, None, name, None).body
             tokens[taken["seat"]] = taken["token"]
             view = taken["table"]
         game = cls(writer, table["id"], tokens, view["version"], view["to_act"][0])
@@ -76,8 +77,8 @@ class Game:
     def move(self) -> None:
         """One move by the seat to act: exactly one new event."""
         answer = self.writer.move(self.id, Caller(self.turn), {"step": 1}, self.version, None)
-        table = answer.body["table"]
-        self.version = answer.body["version"]
+        table = answer.shown.body["table"]
+        self.version = answer.shown.body["version"]
         self.turn = table["to_act"][0]
 
     @property
@@ -95,7 +96,7 @@ def view_read(app: Flask) -> Read:
     service = tables(app)
 
     def read(game: Game) -> int:
-        version: int = service.view(game.id, service.caller(game.id, game.token))["version"]
+        version: int = service.view(game.id, service.caller(game.id, game.token)).body["version"]
         return version
 
     return read

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from random import Random
+
+from domain.chance import CURRENT, Chance, generator
 
 DOMAIN_TAG = b"spieltisch/rng/v1"
 SEED_BYTES = 32
@@ -20,13 +21,20 @@ def commitment(seed: bytes) -> str:
     return hashlib.sha256(seed).hexdigest()
 
 
-def rng_at(seed: bytes, entropy: Sequence[str], position: int) -> Random:
-    """The generator for the command whose first event lands at `position`."""
+def rng_key(seed: bytes, entropy: Sequence[str], position: int) -> bytes:
+    """The 32-byte key of the generator for the command whose first event lands at `position`:
+    SHA-256 over the tag, then the seed and each entropy string (each prefixed with its length
+    as 4 bytes, big-endian), then the position as 8 bytes, big-endian."""
     digest = hashlib.sha256(DOMAIN_TAG)
     digest.update(len(seed).to_bytes(4, "big") + seed)
     for item in entropy:
         encoded = item.encode()
         digest.update(len(encoded).to_bytes(4, "big") + encoded)
     digest.update(position.to_bytes(8, "big"))
-    # Random seeded with an int is reproducible across Python versions (the algorithm is fixed).
-    return Random(int.from_bytes(digest.digest(), "big"))
+    return digest.digest()
+
+
+def rng_at(seed: bytes, entropy: Sequence[str], position: int, algorithm: str = CURRENT) -> Chance:
+    """The generator (`algorithm`, as `GameCreated` names it) for the command whose first event
+    lands at `position`."""
+    return generator(algorithm, rng_key(seed, entropy, position))

@@ -7,10 +7,11 @@ given, so nothing in the state says which card comes next.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from random import Random
+
+from domain.chance import Chance
 
 
-def draw(counts: tuple[int, ...], rng: Random) -> int:
+def draw(counts: tuple[int, ...], rng: Chance) -> int:
     """One kind drawn uniformly from the multiset `counts` (each card equally likely)."""
     pick = rng.randrange(sum(counts))
     for kind, count in enumerate(counts):

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Protocol, TypeVar, cast
 
+from domain.chance import Chance
+
 JSON = Any
 """A value that survives a JSON round trip unchanged: dict, list, str, int, bool or None."""
 
@@ -79,6 +81,10 @@ class GameInfo:
     options: tuple[Option, ...]
     score_range: tuple[int, int]
     summary: str = ""
+    rules_version: int = 1
+    """Recorded in each table's `GameCreated`. Raise it with any change that would decide a
+    recorded game differently: the verifier then refuses the older games by name instead of
+    finding a mismatch."""
 
     def resolve_options(self, players: int, given: Mapping[str, JSON]) -> dict[str, JSON]:
         """Return every option with defaults filled in; raise `OptionError` on anything else."""
@@ -146,7 +152,7 @@ class Rules(Protocol[State]):
 
     info: GameInfo
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         """The opening events: deals, shuffles, the first player."""
         ...
 
@@ -159,14 +165,27 @@ class Rules(Protocol[State]):
         ...
 
     def to_act(self, state: State) -> frozenset[int]:
-        """Seats that may issue a move now; empty once the game is over."""
+        """The seats whose action the table is waiting for; empty once the game is over.
+
+        Public: shown to everyone, so it never depends on a hidden card. A seat that may act
+        out of turn (a toss-in, a Jerk) is not waited for and is not in it.
+        """
+        ...
+
+    def may_act(self, state: State) -> frozenset[int]:
+        """Every seat with a legal move now: `to_act` and the seats that may act out of turn.
+
+        Private: it tells who holds which hidden card, so it never leaves the server. The service
+        validates moves and schedules bots by it; each seat learns its own part of it only from
+        its own legal moves.
+        """
         ...
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         """Every legal move of `seat`, JSON-able, in a stable order."""
         ...
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         """Validate `move` and return its events; raise `RuleError` naming the broken rule."""
         ...
 

@@ -124,7 +124,7 @@ class SearchBot:
         while not expanded and rules.result(state) is None:
             # The root decides only this seat's move; below it the world picks who acts when
             # several may (a reaction races the next turn), as it is out of this seat's hands.
-            seat = turn.seat if node is root else rng.choice(sorted(rules.to_act(state)))
+            seat = turn.seat if node is root else rng.choice(sorted(rules.may_act(state)))
             moves = turn.moves if node is root else rules.legal_moves(state, seat)
             node, expanded = self._select(turn, node, state, seat, moves, rng=rng)
             path.append(node)
@@ -185,7 +185,7 @@ class SearchBot:
         for played in range(self.budget.horizon + TURN_MOVES):
             if rules.result(state) is not None:
                 break
-            to_act = sorted(rules.to_act(state))
+            to_act = sorted(rules.may_act(state))
             if played >= self.budget.horizon and to_act != [mover]:
                 break
             mover = rng.choice(to_act)

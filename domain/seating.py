@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from random import Random
 
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON
 
 
-def choose_first_seat(players: int, options: Mapping[str, JSON], rng: Random) -> int:
+def choose_first_seat(players: int, options: Mapping[str, JSON], rng: Chance) -> int:
     """The `first_seat` option if the creator named one, else a seat drawn from `rng`."""
     named = options.get(FIRST_SEAT.name)
     return rng.randrange(players) if named is None else int(named)

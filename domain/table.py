@@ -15,12 +15,15 @@ from enum import StrEnum
 from typing import Any
 
 from domain.bots import Turn
+from domain.chance import CURRENT, GENERATORS, PYTHON_RANDOM, UnknownChance
 from domain.dice import rng_at
 from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON, Event
 
 LIFECYCLE = "table"
 GAME_CREATED = f"{LIFECYCLE}.GameCreated"
+GAME_CREATED_VERSION = 2
+"""v2 added `chance` (the generator's algorithm id) and `rules_version`."""
 SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
 SEAT_TAKEN_VERSION = 3
 """v2 added `bot` and `webhook`, v3 the bot's `level`."""
@@ -38,7 +41,8 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class CreateGame:
-    """Open a table for `game` with `seats` seats."""
+    """Open a table for `game` with `seats` seats, its chance drawn by the generator `chance`,
+    under the game's rules at `rules_version` (None: its current rules)."""
 
     table_id: str
     game: str
@@ -46,6 +50,8 @@ class CreateGame:
     options: Mapping[str, JSON]
     commitment: str
     entropy: str | None = None
+    chance: str = CURRENT
+    rules_version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -86,7 +92,11 @@ def command_to_json(command: Command) -> dict[str, JSON]:
 
 
 def command_from_json(data: Mapping[str, JSON]) -> Command:
-    return COMMANDS[data["type"]](**data["args"])
+    args = data["args"]
+    if data["type"] == CreateGame.__name__ and "chance" not in args:
+        # Recorded before generators were named: those games were dealt with Python's.
+        args = {**args, "chance": PYTHON_RANDOM}
+    return COMMANDS[data["type"]](**args)
 
 
 def seat_taken_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -99,7 +109,17 @@ def seat_taken_v2_to_v3(data: Mapping[str, JSON]) -> dict[str, JSON]:
     return {**data, "level": None}
 
 
-UPCASTS = ((SEAT_TAKEN, 1, seat_taken_v1_to_v2), (SEAT_TAKEN, 2, seat_taken_v2_to_v3))
+def game_created_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Games created before generators and rules were versioned were dealt with Python's
+    generator, under the first version of every game's rules."""
+    return {**data, "chance": PYTHON_RANDOM, "rules_version": 1}
+
+
+UPCASTS = (
+    (SEAT_TAKEN, 1, seat_taken_v1_to_v2),
+    (SEAT_TAKEN, 2, seat_taken_v2_to_v3),
+    (GAME_CREATED, 1, game_created_v1_to_v2),
+)
 """Every schema step of the lifecycle events: (type, from version, function)."""
 
 
@@ -129,6 +149,13 @@ class NotYourTurn(TableError):
     problem = "not-your-turn"
 
 
+class UnsupportedVersion(TableError):
+    """The table was created with a generator or rules this code does not have: deciding it
+    with others would silently decide differently, so nothing is decided."""
+
+    problem = "unsupported-version"
+
+
 @dataclass(frozen=True)
 class Seat:
     name: str
@@ -153,6 +180,9 @@ class Table:
     seats: tuple[Seat | None, ...]
     state: Any
     version: int
+    chance: str
+    """The algorithm id of the generator every chance outcome is drawn with."""
+    rules_version: int
     result: Mapping[str, JSON] | None = None
     seed: str | None = None
 
@@ -164,9 +194,9 @@ class Table:
             return Status.RUNNING
         return Status.OPEN
 
-    def bots_to_act(self, to_act: Sequence[int]) -> list[int]:
-        """The seats among `to_act` that a bot or a webhook plays."""
-        return [seat for seat in to_act if (taken := self.seats[seat]) and taken.player]
+    def bots_among(self, seats: Sequence[int]) -> list[int]:
+        """The seats among `seats` that a bot or a webhook plays."""
+        return [seat for seat in seats if (taken := self.seats[seat]) and taken.player]
 
     def seat_of(self, token_sha256: str) -> int | None:
         """The seat holding the token with this hash, if any."""
@@ -184,6 +214,18 @@ class Tables:
 
     def rules(self, table: Table) -> AnyRules:
         return self.registry[table.game]
+
+    def check_versions(self, game: str, chance: str, rules_version: int) -> None:
+        """Raise `UnsupportedVersion` unless this code decides `game` with generator `chance` under
+        `rules_version` exactly as when the table was created."""
+        if chance not in GENERATORS:
+            raise UnsupportedVersion(str(UnknownChance(chance)))
+        current = self.registry[game].info.rules_version
+        if rules_version != current:
+            raise UnsupportedVersion(
+                f"{game} was created under rules version {rules_version}; "
+                f"this code decides version {current} only"
+            )
 
     # -- decide ---------------------------------------------------------------------------------
 
@@ -207,6 +249,10 @@ class Tables:
                 f"not {command.seats}"
             )
         options = info.resolve_options(command.seats, command.options)
+        rules_version = (
+            info.rules_version if command.rules_version is None else command.rules_version
+        )
+        self.check_versions(command.game, command.chance, rules_version)
         data = {
             "table": command.table_id,
             "game": command.game,
@@ -214,8 +260,10 @@ class Tables:
             "options": options,
             "commitment": command.commitment,
             "entropy": command.entropy,
+            "chance": command.chance,
+            "rules_version": rules_version,
         }
-        return Event(GAME_CREATED, data)
+        return Event(GAME_CREATED, data, GAME_CREATED_VERSION)
 
     def _take_seat(self, table: Table, command: TakeSeat, seed: bytes) -> list[Event]:
         if table.status is not Status.OPEN:
@@ -248,7 +296,8 @@ class Tables:
             return [taken]
         entropy = (*table.entropy, *([command.entropy] if command.entropy else []))
         rules = self.rules(table)
-        rng = rng_at(seed, entropy, table.version + 1)
+        self.check_versions(table.game, table.chance, table.rules_version)
+        rng = rng_at(seed, entropy, table.version + 1, table.chance)
         setup = rules.setup(len(table.seats), table.options, rng)
         return [taken, *(self._wire(table, event) for event in setup)]
 
@@ -256,9 +305,10 @@ class Tables:
         if table.status is not Status.RUNNING:
             raise GameNotRunning(f"table {table.id} is {table.status.value}, no moves are taken")
         rules = self.rules(table)
-        if command.seat not in rules.to_act(table.state):
+        self.check_versions(table.game, table.chance, table.rules_version)
+        if command.seat not in rules.may_act(table.state):
             raise NotYourTurn(f"seat {command.seat} may not act now")
-        rng = rng_at(seed, table.entropy, table.version + 1)
+        rng = rng_at(seed, table.entropy, table.version + 1, table.chance)
         events = rules.decide(table.state, command.seat, command.move, rng)
         state = table.state
         for event in events:
@@ -294,6 +344,8 @@ class Tables:
                 seats=(None,) * data["seats"],
                 state=rules.initial_state(data["seats"], data["options"]),
                 version=1,
+                chance=data["chance"],
+                rules_version=data["rules_version"],
             )
         version = table.version + 1
         if event.type == SEAT_TAKEN:
@@ -334,9 +386,16 @@ class Tables:
     # -- what a seat may see --------------------------------------------------------------------
 
     def to_act(self, table: Table) -> list[int]:
+        """The seats the table is waiting for: public."""
         if table.status is not Status.RUNNING:
             return []
         return sorted(self.rules(table).to_act(table.state))
+
+    def may_act(self, table: Table) -> list[int]:
+        """Every seat with a legal move now, out-of-turn reactions included: never public."""
+        if table.status is not Status.RUNNING:
+            return []
+        return sorted(self.rules(table).may_act(table.state))
 
     def legal_moves(self, table: Table, seat: int) -> list[JSON]:
         if table.status is not Status.RUNNING:

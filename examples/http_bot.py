@@ -106,12 +106,13 @@ class Client:
 
 
 def take_turn(client: Client) -> int:
-    """Move while the seat is to act; the version at which it no longer was."""
+    """Move while the seat has legal moves (its turn, or a chance to act out of turn, like a
+    Wobble toss-in, which only its own moves tell it); the version at which it had none."""
     while True:
         status, legal = client.call("GET", "/moves")
         if status != 200:
             raise SystemExit(f"cannot read the legal moves: {status} {legal}")
-        if not legal["to_act"]:
+        if not legal["moves"]:
             return int(legal["version"])
         view = client.call("GET")[1]  # the table as this seat sees it
         move = choose(view, legal["moves"])

@@ -18,6 +18,7 @@ from service.client import client
 from service.config import Config
 from service.errors import Problem, problem_response, register_error_handlers
 from service.routes import api
+from service.signing import Signer
 from service.stream import StreamLimit
 from service.tables import stale_version
 from workers.runtime import build_runtime
@@ -53,6 +54,7 @@ def create_app(
         registry=registry,
         upcasters=upcasters,
         wake=worker.start if worker else lambda: None,
+        signer=signer_for(config),
     )
     if worker is not None:
         worker.runtime = runtime
@@ -80,6 +82,18 @@ def create_app(
         return {"status": "ok", "embedded": config.redis_url is None}
 
     return app
+
+
+def signer_for(config: Config) -> Signer:
+    """The key export bundles are signed with: the configured one; embedded, a fresh one."""
+    if config.signing_key is not None:
+        return Signer.from_text(config.signing_key)
+    if config.redis_url is not None:
+        raise RuntimeError(
+            "set SPIELTISCH_SIGNING_KEY to the service's Ed25519 private key (32 bytes, base64): "
+            "every web process must sign export bundles with the same key"
+        )
+    return Signer.generate()
 
 
 def register_domain_errors(app: Flask) -> None:

@@ -23,6 +23,9 @@ class Config:
     max_streams: int = 24
     """Live streams each web process serves at once; one more is refused with a 503, so that
     long-lived streams never take every thread from the other requests."""
+    signing_key: str | None = None
+    """The Ed25519 private key (32 bytes, base64 or hex) signing export bundles; required with
+    a Redis URL, as every web process must sign with the same key. Embedded, None makes one."""
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Config:
@@ -37,4 +40,5 @@ class Config:
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
+            signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
         )

@@ -16,6 +16,7 @@ from service.errors import Problem
 from service.rulebook import rulebook
 from service.stream import StreamLimit, event_stream
 from service.tables import BotSeat, TableService
+from service.views import Shown
 
 api = Blueprint("api", __name__, url_prefix="/v1")
 TABLE = "/tables/<table_id>"
@@ -38,6 +39,7 @@ TABLE_LIST = schemas.TableSummarySchema(many=True)
 SCORES = schemas.ScoreTimelineSchema()
 EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
+KEYS = schemas.KeysSchema()
 
 IDEMPOTENCY_KEY_MAX = 200
 MAX_VERSION = 2**53
@@ -134,18 +136,24 @@ def bearer_token() -> str | None:
     return token.strip()
 
 
-def dumped(schema: Schema, value: Any, status: int = 200) -> tuple[Response, int]:
-    return jsonify(schema.dump(value)), status
+def dumped(schema: Schema, shown: Shown, status: int = 200) -> tuple[Response, int]:
+    """Serialise an answer; only a `Shown` body, built for its caller, can be sent."""
+    return jsonify(schema.dump(shown.body)), status
+
+
+def public(schema: Schema, value: Any) -> tuple[Response, int]:
+    """Serialise what is the same for everyone and about no table: games, bots, audits."""
+    return jsonify(schema.dump(value)), 200
 
 
 @api.get("/games")
 def list_games() -> tuple[Response, int]:
-    return dumped(GAMES, [game.info for game in service().tables.registry])
+    return public(GAMES, [game.info for game in service().tables.registry])
 
 
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> tuple[Response, int]:
-    return dumped(GAME, hosted_game(game_id).info)
+    return public(GAME, hosted_game(game_id).info)
 
 
 @api.get("/games/<game_id>/rules")
@@ -166,9 +174,14 @@ def hosted_game(game_id: str) -> AnyRules:
         ) from None
 
 
+@api.get("/keys")
+def signing_keys() -> tuple[Response, int]:
+    return public(KEYS, {"keys": [service().signer.public_json()]})
+
+
 @api.get("/bots")
 def list_bots() -> tuple[Response, int]:
-    return dumped(BOTS, list(service().bots or ()))
+    return public(BOTS, list(service().bots or ()))
 
 
 @api.post("/tables")
@@ -177,7 +190,7 @@ def create_table() -> tuple[Response, int]:
     bots = [BotSeat(**bot) for bot in args["bots"]]
     table = service().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
     response, status = dumped(TABLE_VIEW, table, 201)
-    response.headers["Location"] = f"{api.url_prefix}/tables/{table['id']}"
+    response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
     return response, status
 
 
@@ -200,9 +213,11 @@ def list_seats(table_id: str) -> tuple[Response, int]:
 
 @api.post(TABLE + "/seats")
 def take_seat(table_id: str) -> tuple[Response, int]:
+    caller = service().caller(table_id, bearer_token())
     args = body(TAKE_SEAT)
     taken = service().take_seat(
         table_id,
+        caller,
         args["seat"],
         args["name"],
         args["entropy"],
@@ -232,7 +247,7 @@ def make_move(table_id: str) -> tuple[Response, int]:
             f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters",
         )
     answer = service().move(table_id, caller, args["move"], args["expected_version"], key)
-    response, status = dumped(MOVE_RESULT, answer.body)
+    response, status = dumped(MOVE_RESULT, answer.shown)
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response, status
@@ -292,4 +307,11 @@ def score_timeline(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/audit")
 def audit(table_id: str) -> tuple[Response, int]:
-    return dumped(AUDIT, service().audit(table_id))
+    return public(AUDIT, service().audit(table_id))
+
+
+@api.get(TABLE + "/export")
+def export(table_id: str) -> Response:
+    """The signed bundle of a finished game, as built: its events must stay exactly as stored
+    for their hashes, so it is the one answer that does not pass through `Views`."""
+    return jsonify(service().export(table_id))

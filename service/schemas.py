@@ -224,11 +224,24 @@ class AuditSchema(Schema):
     ok = fields.Boolean()
     chain_ok = fields.Boolean()
     seed_ok = fields.Boolean()
+    versions_ok = fields.Boolean()
     replay_ok = fields.Boolean()
     events = fields.Integer()
     commands = fields.Integer()
     seed = fields.String(allow_none=True)
+    chance = fields.String(allow_none=True)
+    rules_version = fields.Integer(allow_none=True)
     problems = fields.List(fields.String())
+
+
+class SigningKeySchema(Schema):
+    algorithm = fields.String()
+    key_id = fields.String()
+    public_key = fields.String()
+
+
+class KeysSchema(Schema):
+    keys = fields.List(fields.Nested(SigningKeySchema))
 
 
 def field_errors(error: ValidationError) -> dict[str, Any]:

@@ -1,9 +1,9 @@
 """Live event streams (Server-Sent Events): a table's log as it grows, redacted per caller.
 
 Each stream waits on the table's Redis stream with a blocking read, so an idle stream costs a
-parked connection and no polling. Events are redacted by the same `redact_record` as the log
-endpoint. A stream ends after `table.GameFinished`, or after `stream_max_seconds`, when the
-client reconnects with `Last-Event-ID` and carries on from there.
+parked connection and no polling. Each frame is built for the caller by `Views`, as the log
+endpoint's events are. A stream ends after `table.GameFinished`, or after `stream_max_seconds`,
+when the client reconnects with `Last-Event-ID` and carries on from there.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 
 from domain.table import GAME_FINISHED
 from service.errors import Problem
-from service.tables import Caller, TableService, redact_record
+from service.tables import TableService
+from service.views import Caller, FrameOf
 
 RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
@@ -84,9 +85,9 @@ def event_stream(
         for record in records:
             if record.seq > table.version:
                 break  # appended after the load: the next round sends it
-            shown = redact_record(service.tables, table, record, caller.seat)
-            if shown is not None:
-                yield sse(shown)
+            frame = service.views.show(FrameOf(table, record), caller).body
+            if frame is not None:
+                yield sse(frame)
             position = record.seq
             if record.type == GAME_FINISHED:
                 return

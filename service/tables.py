@@ -1,7 +1,7 @@
 """The application service: commands and queries on tables, free of HTTP.
 
-Every response that carries game state or events is built here, through `Tables.view` and
-`redact_record`: the one choke point where hidden information is removed for the caller.
+Every answer that carries a table, its state, events, seats or moves is built by
+`service.views.Views` for the caller that asked: the service's queries return `Shown` bodies only.
 """
 
 from __future__ import annotations
@@ -17,30 +17,43 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from domain.catalogue import BotCatalogue, UnknownBot
 from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON
 from domain.table import (
     GAME_FINISHED,
-    PRIVATE_SEAT_FIELDS,
     Command,
     CreateGame,
     MakeMove,
-    Status,
     Table,
     Tables,
     TakeSeat,
     command_to_json,
-    seats_json,
 )
 from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
 from events.secrets import SeedVault
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
+from service import bundle
 from service.audit import audit
 from service.errors import Problem
+from service.signing import Signer
+from service.views import (
+    SPECTATOR,
+    Caller,
+    Listing,
+    LogOf,
+    MoveMade,
+    MovesOf,
+    ScoresOf,
+    SeatGiven,
+    SeatsOf,
+    Shown,
+    TableOf,
+    Views,
+)
 
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
@@ -118,13 +131,6 @@ class TableCache:
 
 
 @dataclass(frozen=True)
-class Caller:
-    """Who is asking: a seat (proved by its token) or a spectator (seat None)."""
-
-    seat: int | None
-
-
-@dataclass(frozen=True)
 class Pending:
     """Decided commands: their events as they will be stored, and the table after them."""
 
@@ -138,7 +144,7 @@ class Pending:
 
 @dataclass(frozen=True)
 class MoveAnswer:
-    body: dict[str, JSON]
+    shown: Shown
     replayed: bool
 
 
@@ -167,6 +173,7 @@ class TableService:
         store: EventStore,
         vault: SeedVault,
         tables: Tables,
+        views: Views,
         cache: TableCache,
         clock: Clock = utc_now,
         new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(SEED_BYTES),
@@ -175,10 +182,12 @@ class TableService:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
+        signer: Signer | None = None,
     ) -> None:
         self.store = store
         self.vault = vault
         self.tables = tables
+        self.views = views
         self.cache = cache
         self.clock = clock
         self.new_seed = new_seed
@@ -187,6 +196,8 @@ class TableService:
         self.turns = turns
         self.bots = bots
         self.index = index
+        # Only a service exporting games needs a key it keeps (the web app's); others get one.
+        self.signer = signer or Signer.generate()
         # A seed never changes once stored, so each process asks Redis for it once.
         self._seeds = functools.lru_cache(maxsize=cache.size)(vault.get)
 
@@ -199,7 +210,7 @@ class TableService:
         options: Mapping[str, JSON],
         entropy: str | None,
         bots: Sequence[BotSeat] = (),
-    ) -> dict[str, JSON]:
+    ) -> Shown:
         """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
         carries only its commitment. A table whose every seat is a bot plays itself.
 
@@ -221,11 +232,12 @@ class TableService:
         self._commit(table_id, pending)
         if self.index is not None:
             self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))
-        return self.tables.view(pending.after.table, None)
+        return self.views.show(TableOf(pending.after.table), SPECTATOR)
 
     def take_seat(
         self,
         table_id: str,
+        caller: Caller,
         seat: int | None,
         name: str | None,
         entropy: str | None,
@@ -233,9 +245,11 @@ class TableService:
         bot: str | None = None,
         level: str | None = None,
         webhook: str | None = None,
-    ) -> dict[str, JSON]:
+    ) -> Shown:
         """Sit a player, a built-in `bot` (at `level`) or a `webhook` down. The answer holds the
-        seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it."""
+        seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it.
+        The table in it is as the new seat's holder sees it, or for a seat given to a machine,
+        as `caller` does."""
         loaded = self.load(table_id)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
@@ -259,11 +273,7 @@ class TableService:
             except ConcurrencyConflict:
                 continue  # someone else sat down meanwhile: decide again on the new state
             taken: int = pending.records[0].data["seat"]
-            return {
-                "seat": taken,
-                "token": token,
-                "table": self.tables.view(pending.after.table, taken),
-            }
+            return self.views.show(SeatGiven(pending.after.table, taken, token), caller)
         raise Problem(
             409, "busy-table", "Table busy", "the table changed on every attempt; try again"
         )
@@ -286,17 +296,14 @@ class TableService:
         if expected_version != loaded.table.version:
             raise stale_version(expected_version, loaded.table.version)
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
-        table = pending.after.table
-        body = {
-            "version": table.version,
-            "events": self._redacted(table, pending.records, caller),
-            "table": self.tables.view(table, seat),
-        }
-        receipt = "" if key is None else json.dumps({"fingerprint": fingerprint, "body": body})
+        shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
+        receipt = (
+            "" if key is None else json.dumps({"fingerprint": fingerprint, "body": shown.body})
+        )
         outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt)
         if isinstance(outcome, AlreadyAppended):
             return self._replay(outcome.receipt, fingerprint)
-        return MoveAnswer(body, replayed=False)
+        return MoveAnswer(shown, replayed=False)
 
     def play_for(
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
@@ -314,12 +321,12 @@ class TableService:
         return True
 
     def current(self, table_id: str) -> tuple[Table, list[int]] | None:
-        """The table and who may act now, or None if there is no such table."""
+        """The table and every seat that may act now, or None if there is no such table."""
         try:
             table = self.load(table_id).table
         except Problem:
             return None
-        return table, self.tables.to_act(table)
+        return table, self.tables.may_act(table)
 
     def _bot_level(self, bot: str, level: str | None, game: str) -> str | None:
         """The level `bot` will play `game` at; a problem naming what is wrong if it cannot."""
@@ -351,7 +358,8 @@ class TableService:
                 "Idempotency-Key reused",
                 "this Idempotency-Key was already used for a different move; use a new key",
             )
-        return MoveAnswer(first["body"], replayed=True)
+        # The receipt holds the answer built for this very seat: the key is the seat's own.
+        return MoveAnswer(Shown(first["body"]), replayed=True)
 
     def _decide(
         self, loaded: Loaded | None, command: Command, seed: bytes, seat: int | None
@@ -388,7 +396,7 @@ class TableService:
 
     def _schedule(self, table: Table) -> None:
         if self.turns is not None:
-            self.turns.schedule(table, self.tables.to_act(table))
+            self.turns.schedule(table, self.tables.may_act(table))
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -424,18 +432,18 @@ class TableService:
             )
         return Caller(seat)
 
-    def view(self, table_id: str, caller: Caller) -> dict[str, JSON]:
+    def view(self, table_id: str, caller: Caller) -> Shown:
         table = self.load(table_id).table
         # A read also finds a bot turn whose job was lost (its claim ran out) and queues it;
         # a read while no bot is to act writes nothing.
-        if table.bots_to_act(self.tables.to_act(table)):
+        if table.bots_among(self.tables.may_act(table)):
             self._schedule(table)
-        return self.tables.view(table, caller.seat)
+        return self.views.show(TableOf(table), caller)
 
-    def seats(self, table_id: str) -> list[JSON]:
-        return seats_json(self.load(table_id).table)
+    def seats(self, table_id: str) -> Shown:
+        return self.views.show(SeatsOf(self.load(table_id).table), SPECTATOR)
 
-    def list_tables(self, status: str | None, game: str | None, limit: int) -> list[JSON]:
+    def list_tables(self, status: str | None, game: str | None, limit: int) -> Shown:
         """Up to `limit` tables, newest first, of `status` and `game` (None: any), as anyone
         may see them: the public outline and when the table was opened.
 
@@ -446,7 +454,7 @@ class TableService:
         """
         if game is not None and game not in self.tables.registry:
             raise unknown_game(game, self.tables.registry.ids())
-        found: list[JSON] = []
+        found: list[tuple[Table, datetime]] = []
         newest = self.index.newest(limit * LIST_SCAN) if self.index is not None else []
         for table_id, created in newest:
             try:
@@ -455,43 +463,37 @@ class TableService:
                 continue  # the index outlived the table's stream
             if status not in (None, table.status.value) or game not in (None, table.game):
                 continue
-            found.append({**self.tables.summary(table), "created": created})
+            found.append((table, created))
             if len(found) == limit:
                 break
-        return found
+        return self.views.show(Listing(found), SPECTATOR)
 
-    def score_timeline(self, table_id: str) -> dict[str, JSON]:
+    def score_timeline(self, table_id: str) -> Shown:
         """Each seat's score from the version the game started at up to the current one, in
         one fold of the log: `[version, scores]` where the scores changed, and at the last.
         Scores are public, so every caller gets the same timeline."""
         current = self.load(table_id).table
         records = self.store.read(table_id, START, until=current.version)
-        timeline: list[JSON] = []
+        timeline: list[tuple[int, list[int]]] = []
         for past in self.tables.history(record.event for record in records):
             scores = self.tables.scores(past)
             if scores is None:
                 continue  # the table is still open: no game to score yet
             if not timeline or scores != timeline[-1][1] or past.version == current.version:
-                timeline.append([past.version, scores])
-        return {"version": current.version, "scores": timeline}
+                timeline.append((past.version, scores))
+        return self.views.show(ScoresOf(current, timeline), SPECTATOR)
 
-    def legal_moves(self, table_id: str, caller: Caller) -> dict[str, JSON]:
-        seat = self._seated(caller)
-        table = self.load(table_id).table
-        return {
-            "version": table.version,
-            "seat": seat,
-            "to_act": seat in self.tables.to_act(table),
-            "moves": self.tables.legal_moves(table, seat),
-        }
+    def legal_moves(self, table_id: str, caller: Caller) -> Shown:
+        self._seated(caller)
+        return self.views.show(MovesOf(self.load(table_id).table), caller)
 
-    def events(self, table_id: str, caller: Caller, after: int) -> dict[str, JSON]:
+    def events(self, table_id: str, caller: Caller, after: int) -> Shown:
         """The log after version `after`, as the caller may see it now."""
         table = self.load(table_id).table
         records = self.store.read(table_id, Position(after), until=table.version, verify=False)
-        return {"version": table.version, "events": self._redacted(table, records, caller)}
+        return self.views.show(LogOf(table, records), caller)
 
-    def replay(self, table_id: str, version: int, caller: Caller) -> dict[str, JSON]:
+    def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
         """The caller's view of the table as it stood at `version`."""
         current = self.load(table_id).table
         if not 1 <= version <= current.version:
@@ -504,14 +506,24 @@ class TableService:
         records = self.store.read(table_id, START, until=version)
         past = self.tables.fold([r.event for r in records])
         assert past is not None
-        return self.tables.view(past, caller.seat)
+        return self.views.show(TableOf(past), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
-        """Verify a finished game: chain, seed commitment, and every command decided again."""
+        """Verify a finished game: chain, seed commitment, versions, every command decided again."""
         # The audit reads the stored log itself, unverified, so that it can report a broken chain
         # instead of failing on it.
+        records = self._finished_log(table_id, verify=False)
+        return audit(self.tables, records, self.store.upcast).to_json()
+
+    def export(self, table_id: str) -> dict[str, JSON]:
+        """A finished game's signed bundle, for `spieltisch verify`. The chain is checked first:
+        the service signs only a log it can vouch for."""
+        return bundle.build(self._finished_log(table_id), self.store.upcast, self.signer)
+
+    def _finished_log(self, table_id: str, *, verify: bool = True) -> list[Recorded]:
+        """A finished game's events as stored; a problem if there is none or it still runs."""
         check_table_id(table_id)
-        records = self.store.read(table_id, START, verify=False, upcast=False)
+        records = self.store.read(table_id, START, verify=verify, upcast=False)
         if not records:
             raise unknown_table(table_id)
         if all(record.type != GAME_FINISHED for record in records):
@@ -521,13 +533,7 @@ class TableService:
                 "Game not finished",
                 f"table {table_id} is still being played; its seed is revealed when it ends",
             )
-        return audit(self.tables, records, self.store.upcast)
-
-    def _redacted(
-        self, table: Table, records: list[Recorded], caller: Caller
-    ) -> list[dict[str, Any]]:
-        shown = (redact_record(self.tables, table, record, caller.seat) for record in records)
-        return [record for record in shown if record is not None]
+        return records
 
 
 def stale_version(expected: int, actual: int) -> Problem:
@@ -539,22 +545,3 @@ def stale_version(expected: int, actual: int) -> Problem:
         "read the table again and decide on the current state",
         current_version=actual,
     )
-
-
-def redact_record(
-    tables: Tables, table: Table, record: Recorded, seat: int | None
-) -> dict[str, Any] | None:
-    """A stored event as `seat` may see it now, or None when it must stay hidden whole.
-
-    The command in the metadata is shown only to the seat that issued it until the game is
-    over; the token hash of a seat never leaves the server.
-    """
-    event = tables.redact(table, record.event, seat)
-    if event is None:
-        return None
-    meta = dict(record.meta)
-    command = meta.pop("command", {})
-    args = {k: v for k, v in command.get("args", {}).items() if k not in PRIVATE_SEAT_FIELDS}
-    if table.status is Status.FINISHED or (seat is not None and meta.get("seat") == seat):
-        meta["command"] = {**command, "args": args}
-    return {"seq": record.seq, "type": event.type, "v": event.v, "data": event.data, "meta": meta}

@@ -26,6 +26,8 @@ ENV = {
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
+    # Every gunicorn process must sign exports with the same key; this one is for tests only.
+    "SPIELTISCH_SIGNING_KEY": "00" * 32,
 }
 ACCESS_LOG = '"%(r)s" %(s)s last-event-id=%({last-event-id}i)s %(a)s'
 """The access log's format: each request with the Last-Event-ID it sent."""

@@ -29,7 +29,8 @@ from events.envelope import START
 from service.app import create_app
 from service.config import Config
 from service.errors import Problem
-from service.tables import BotSeat, Caller, TableService
+from service.tables import BotSeat, TableService
+from service.views import SPECTATOR, Caller
 from workers.player import Outcome
 from workers.runtime import Runtime, bot_queue, build_runtime
 from workers.turns import WAITING, claim_key, job_id
@@ -58,7 +59,7 @@ def drain(runtime: Runtime) -> None:
 
 
 def seat_human(service: TableService, table_id: str) -> str:
-    token: str = service.take_seat(table_id, None, "Ada", None)["token"]
+    token: str = service.take_seat(table_id, SPECTATOR, None, "Ada", None).body["token"]
     return token
 
 
@@ -72,7 +73,7 @@ def log_types(service: TableService, table_id: str) -> list[str]:
 def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Runtime) -> None:
     service = runtime.service
     created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
-    table_id = str(created["id"])
+    table_id = str(created.body["id"])
     seat_human(service, table_id)  # the last seat deals: the bot in seat 1 is to act
     table = service.load(table_id).table
     assert service.tables.to_act(table) == [1]
@@ -86,7 +87,7 @@ def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Runtim
 
 def test_tables_without_bots_queue_nothing(runtime: Runtime) -> None:
     service = runtime.service
-    table_id = str(service.create("pig10", 2, {}, None)["id"])
+    table_id = str(service.create("pig10", 2, {}, None).body["id"])
     seat_human(service, table_id)
     seat_human(service, table_id)
     assert bot_queue(runtime.turns.redis).count == 0
@@ -99,7 +100,7 @@ def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Re
     runtime.turns.clock = clock
     service = runtime.service
     created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
-    table_id = str(created["id"])
+    table_id = str(created.body["id"])
     seat_human(service, table_id)
     version = service.load(table_id).table.version
     queue = bot_queue(any_redis)
@@ -117,7 +118,7 @@ def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Runtime) -> Non
     runtime.turns.clock = clock
     service = runtime.service
     created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
-    table_id = str(created["id"])
+    table_id = str(created.body["id"])
     seat_human(service, table_id)
     drain(runtime)  # the bot moves; now the human is to act
     clock.now += 10**6
@@ -131,7 +132,7 @@ def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Runtime) -> Non
 def test_an_all_bot_game_plays_itself_to_the_end(runtime: Runtime) -> None:
     service = runtime.service
     bots = [BotSeat(seat, "random") for seat in range(4)]
-    table_id = str(service.create("pig10", 4, {}, "bots only", bots)["id"])
+    table_id = str(service.create("pig10", 4, {}, "bots only", bots).body["id"])
     drain(runtime)
     table = service.load(table_id).table
     assert table.result is not None
@@ -143,7 +144,7 @@ def test_an_all_bot_game_plays_itself_to_the_end(runtime: Runtime) -> None:
 def test_a_job_for_a_version_that_has_passed_does_nothing(runtime: Runtime) -> None:
     service = runtime.service
     created = service.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
-    table_id = str(created["id"])
+    table_id = str(created.body["id"])
     seat_human(service, table_id)
     version = service.load(table_id).table.version
     assert runtime.player.play(table_id, version, 1) is Outcome.PLAYED
@@ -176,7 +177,7 @@ def test_a_bot_is_shown_its_seats_view_and_legal_moves_only(runtime: Runtime) ->
     service = runtime.service
     runtime.player.bots = service.bots = catalogue
     bots = [BotSeat(0, "recording"), BotSeat(1, "random"), BotSeat(2, "random")]
-    table_id = str(service.create("pig10", 3, {}, None, bots)["id"])
+    table_id = str(service.create("pig10", 3, {}, None, bots).body["id"])
     drain(runtime)
     records = service.store.read(table_id, START)
     tables: Tables = service.tables
@@ -247,8 +248,8 @@ def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
 def webhook_table(runtime: Runtime, url: str) -> tuple[str, str]:
     """A two-seat table: a human in seat 0, the webhook in seat 1, which moves first."""
     service = runtime.service
-    table_id = str(service.create("pig10", 2, {"first_seat": 1}, None)["id"])
-    token = str(service.take_seat(table_id, 1, None, None, webhook=url)["token"])
+    table_id = str(service.create("pig10", 2, {"first_seat": 1}, None).body["id"])
+    token = str(service.take_seat(table_id, SPECTATOR, 1, None, None, webhook=url).body["token"])
     seat_human(service, table_id)
     return table_id, token
 
@@ -428,7 +429,7 @@ def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
 def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime) -> None:
     """SeatTaken v1 (no `bot`, no `webhook`) is stored as it was and upcast on read."""
     service = runtime.service
-    table_id = str(service.create("pig10", 3, {}, None)["id"])
+    table_id = str(service.create("pig10", 3, {}, None).body["id"])
     seat_human(service, table_id)
     loaded = service.load(table_id)
     v1 = Event(SEAT_TAKEN, {"seat": 1, "name": "Old", "token_sha256": "ab" * 32, "entropy": None})
@@ -454,7 +455,7 @@ def test_a_seat_taken_before_bots_existed_reads_as_a_human_seat(runtime: Runtime
 def test_a_bot_seat_taken_before_levels_existed_plays_at_no_level(runtime: Runtime) -> None:
     """SeatTaken v2 (a bot, no `level`) reads as v3 with `level: null`; its bot still plays."""
     service = runtime.service
-    table_id = str(service.create("pig10", 3, {}, None)["id"])
+    table_id = str(service.create("pig10", 3, {}, None).body["id"])
     seat_human(service, table_id)
     data = {"seat": 1, "name": "Old bot", "token_sha256": None, "entropy": None}
     v2 = Event(SEAT_TAKEN, {**data, "bot": "random", "webhook": None}, v=2)

@@ -84,7 +84,14 @@ def test_a_game_against_bots_played_watched_and_replayed(game: str, pages: Watch
     spectator.keyboard.press("End")
     expect(banner).to_contain_text(f"Version {last} of {last}")
     expect(spectator.locator(".chart path.line")).to_have_count(PLAYERS.get(game, 2))
-    expect(spectator.locator(".audit")).to_contain_text("Audit passed")
+    audit = spectator.locator(".audit")
+    expect(audit).to_contain_text("Audit passed")
+    expect(audit).to_contain_text("generator sha256-ctr/1, rules version 1")
+    export = audit.get_by_role("link", name="Download the signed log")
+    exported = spectator.evaluate(
+        "href => fetch(href).then(r => r.json())", export.get_attribute("href")
+    )
+    assert (exported["table"], exported["version"]) == (table, last)
 
 
 @pytest.mark.parametrize("game", GAMES)

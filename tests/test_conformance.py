@@ -77,11 +77,11 @@ def play(rules: AnyRules, seed: int) -> Playout:
     state = fold(rules, rules.initial_state(players, options), setup)
     while rules.result(state) is None:
         assert len(playout.steps) < MAX_STEPS, f"{info.id} did not end in {MAX_STEPS} moves"
-        to_act = sorted(rules.to_act(state))
-        assert to_act, "a running game must have a seat that may act"
-        seat = choices.choice(to_act)
+        may_act = sorted(rules.may_act(state))
+        assert may_act, "a running game must have a seat that may act"
+        seat = choices.choice(may_act)
         moves = rules.legal_moves(state, seat)
-        assert moves, f"seat {seat} is in to_act but has no legal move"
+        assert moves, f"seat {seat} may act but has no legal move"
         move = choices.choice(moves)
         events = rules.decide(state, seat, move, rng_at(chance, (), len(playout.steps) + 1))
         after = fold(rules, state, events)
@@ -128,6 +128,7 @@ def test_playouts_reach_a_result_in_range(
         assert len(result.scores) == playout.players
         assert all(low <= score <= high for score in result.scores)
         assert rules.to_act(playout.final) == frozenset()
+        assert rules.may_act(playout.final) == frozenset()
         json.dumps(result.to_json())
 
 
@@ -146,7 +147,7 @@ def test_every_legal_move_is_accepted_and_decide_never_mutates(
     for seed, playout in games[:4]:
         for index, step in enumerate(playout.steps[::7]):
             pristine = copy.deepcopy(step.before)
-            for seat in rules.to_act(step.before):
+            for seat in rules.may_act(step.before):
                 moves = rules.legal_moves(step.before, seat)
                 assert moves == rules.legal_moves(step.before, seat), "legal moves are stable"
                 json.dumps(moves)
@@ -185,7 +186,7 @@ def test_illegal_moves_are_refused_without_change(
             for seat in range(playout.players):
                 legal = rules.legal_moves(step.before, seat)
                 candidates = [*GARBAGE_MOVES, *(p for m in legal for p in perturbed(m))]
-                if seat not in rules.to_act(step.before):
+                if seat not in rules.may_act(step.before):
                     candidates += [step.move]
                 for move in candidates:
                     if move in legal:
@@ -251,6 +252,25 @@ def test_views_show_nothing_a_seat_may_not_see(
     assert concealed_differently > 0 or not any(
         rules.conceal(s.before, None, Random(1)) != s.before for _, p in games for s in p.steps
     )
+
+
+def test_the_table_waits_publicly_and_reactions_stay_private(
+    playouts: tuple[AnyRules, list[tuple[int, Playout]]],
+) -> None:
+    """`to_act` is shown to everyone, so it must be the same in every world a spectator cannot
+    tell apart; `may_act` is exactly the seats with a legal move, and includes `to_act`."""
+    rules, games = playouts
+    for seed, playout in games:
+        for index, step in enumerate(playout.steps):
+            state = step.before
+            waiting, may_act = rules.to_act(state), rules.may_act(state)
+            assert waiting, "a running game always waits for someone"
+            assert waiting <= may_act
+            with_moves = {s for s in range(playout.players) if rules.legal_moves(state, s)}
+            assert may_act == with_moves
+            if index % 3 == 0:
+                concealed = rules.conceal(state, None, Random(seed * 104729 + index))
+                assert rules.to_act(concealed) == waiting, "to_act tells who holds a card"
 
 
 def test_redacted_events_tell_no_more_than_the_view(
@@ -320,7 +340,7 @@ def play_table(tables: Tables, store: EventStore, rules: AnyRules) -> tuple[Tabl
             command = commands.pop(0)
         else:
             assert table is not None
-            seat = choices.choice(tables.to_act(table))
+            seat = choices.choice(tables.may_act(table))
             command = MakeMove(seat, choices.choice(tables.legal_moves(table, seat)))
         events = tables.decide(table, command, seed)
         outcome = store.append(game_id, position, events, {"command": repr(command)})
@@ -348,7 +368,8 @@ def test_samples_of_a_view_show_that_view_and_play_on(
                 )
                 assert rules.view(sampled, seat) == view, f"sample for seat {seat} looks different"
                 assert rules.legal_moves(sampled, seat) == rules.legal_moves(state, seat)
-                assert (seat in rules.to_act(sampled)) == (seat in rules.to_act(state))
+                assert (seat in rules.may_act(sampled)) == (seat in rules.may_act(state))
+                assert rules.to_act(sampled) == rules.to_act(state)
                 sampled_differently += sampled != state
                 concealed_differently += rules.conceal(state, seat, Random(index)) != state
             if index % 4 == 0:
@@ -362,7 +383,7 @@ def finish(rules: AnyRules, state: Any, rng: Random) -> None:
     for _ in range(MAX_STEPS):
         if rules.result(state) is not None:
             return
-        seat = rng.choice(sorted(rules.to_act(state)))
+        seat = rng.choice(sorted(rules.may_act(state)))
         state = fold(
             rules, state, rules.decide(state, seat, rng.choice(rules.legal_moves(state, seat)), rng)
         )

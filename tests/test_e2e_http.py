@@ -13,9 +13,13 @@ from collections.abc import Iterator
 import pytest
 import redis
 
+from service.signing import Signer, decode_key, encode_key
+from service.verifier import verify
 from tests.live import TEST_REDIS_URL, call, free_port
 
 pytestmark = pytest.mark.redis
+SIGNING_KEY = "11" * 32
+"""The key both gunicorn processes sign exports with (a test key, in hex)."""
 
 
 @pytest.fixture
@@ -26,7 +30,7 @@ def server(real_redis: redis.Redis) -> Iterator[str]:
             *(sys.executable, "-m", "gunicorn", "--workers", "2"),
             *("--bind", f"127.0.0.1:{port}", "service:create_app()"),
         ],
-        env={**os.environ, "REDIS_URL": TEST_REDIS_URL},
+        env={**os.environ, "REDIS_URL": TEST_REDIS_URL, "SPIELTISCH_SIGNING_KEY": SIGNING_KEY},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
@@ -62,6 +66,12 @@ def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> Non
     assert table["status"] == "finished"
     status, audit = call(server, "GET", f"{path}/audit")
     assert (status, audit["ok"]) == (200, True)
+    keys = [call(server, "GET", "/v1/keys")[1]["keys"][0]["public_key"] for _ in range(4)]
+    assert keys == [encode_key(Signer.from_text(SIGNING_KEY).public_key)] * 4, "either process"
+    status, bundle = call(server, "GET", f"{path}/export")
+    assert status == 200
+    report = verify(bundle, decode_key(keys[0]))
+    assert report.ok, report.text()
     status, garbage = call(server, "POST", f"{path}/moves", {"move": 1}, tokens[0])
     assert status == 422
     assert garbage["type"] == "/problems/invalid-body"

@@ -35,6 +35,8 @@ from service import errors
 from service.app import OPENAPI, create_app
 from service.client import client
 from service.config import Config
+from service.signing import decode_key
+from service.verifier import verify
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_URI = "urn:spieltisch:openapi"
@@ -394,6 +396,7 @@ MOVES = TABLE + "/moves"
 EVENTS = TABLE + "/events"
 VERSION = TABLE + "/versions/{version}"
 AUDIT = TABLE + "/audit"
+EXPORT = TABLE + "/export"
 SCORES = TABLE + "/scores"
 STREAM = TABLE + "/stream"
 GAME = "/v1/games/{game_id}"
@@ -437,6 +440,7 @@ class Walk:
         self.rules_seen: set[str] = set()
         self.turns = 0
         self.replay: tuple[str, dict[str, str], dict[str, Any]] | None = None
+        self.key: dict[str, str] = {}
 
     # -- requests at this walk's table ----------------------------------------------------------
 
@@ -509,6 +513,7 @@ class Walk:
         self.get(RULES, 404, "unknown-game", path={"game_id": "chess"})
         bots = self.get("/v1/bots", 200)
         assert {"random", "heuristic", "search"} <= {bot["name"] for bot in bots}
+        [self.key] = self.get("/v1/keys", 200)["keys"]
 
     def open_table(self) -> None:
         create = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}, "entropy": "walk"}
@@ -562,7 +567,7 @@ class Walk:
     def unknown_tables(self) -> None:
         for unknown in ["nope", "no.such.table", "x" * 65, "%20"]:
             path = {"table_id": unknown}
-            for route in (TABLE, SEATS, EVENTS, SCORES, AUDIT, STREAM):
+            for route in (TABLE, SEATS, EVENTS, SCORES, AUDIT, EXPORT, STREAM):
                 self.get(route, 404, "unknown-table", path=path)
             self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
             self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
@@ -571,6 +576,7 @@ class Walk:
         assert [seat["taken"] for seat in self.get(SEATS, 200)] == [False, False]
         assert self.get(SCORES, 200) == {"version": 1, "scores": []}, "no game to score yet"
         self.get(AUDIT, 409, "game-not-finished")
+        self.get(EXPORT, 409, "game-not-finished")
         check_table(self.get(VERSION, 200, path={"version": 1}), None)
         self.get(VERSION, 404, "unknown-version", path={"version": 0})
         self.get(VERSION, 404, "unknown-version", path={"version": 2})
@@ -601,6 +607,7 @@ class Walk:
             self.post(SEATS, 422, "invalid-body", body={"name": "Ada", name: wrong})
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 2})
         self.post(SEATS, 409, "seat-unavailable", body={"name": "Ada", "seat": 63})
+        self.post(SEATS, 401, "invalid-token", body={"name": "Ada"}, token="no seat's token")
         first = self.post(SEATS, 201, body={"name": "Ada", "seat": 0, "entropy": "a"}).body
         self.token[0] = first["token"]
         assert (first["seat"], first["table"]["status"]) == (0, "open")
@@ -794,6 +801,10 @@ class Walk:
         audit = self.get(AUDIT, 200)
         assert (audit["ok"], audit["events"], audit["problems"]) == (True, version, [])
         assert audit["seed"] == table["seed"]
+        exported = self.get(EXPORT, 200)
+        assert (exported["seed"], exported["version"]) == (table["seed"], version)
+        report = verify(exported, decode_key(self.key["public_key"]))
+        assert report.ok, report.text()
         log = self.get(EVENTS, 200)
         assert [event["seq"] for event in log["events"]] == list(range(1, version + 1))
         assert self.stream() == log["events"], "a finished game streams its whole log and ends"

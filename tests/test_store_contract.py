@@ -25,8 +25,8 @@ from events.envelope import (
 from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
+from service.audit import default_upcasters
 from tests.live import TEST_REDIS_URL
-from workers.runtime import default_upcasters
 
 Client: TypeAlias = redis.Redis
 Entries: TypeAlias = list[tuple[bytes, dict[bytes, bytes]]]

@@ -39,7 +39,7 @@ class TurnPlayer:
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
         if player is None or player.player is None:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
-        if table.version != version or seat not in tables.to_act(table):
+        if table.version != version or seat not in tables.may_act(table):
             return Outcome.STALE
         turn = tables.turn(table, seat)
         # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.

@@ -11,22 +11,19 @@ from rq.serializers import JSONSerializer
 
 from domain.catalogue import default_catalogue
 from domain.registry import GameRegistry, default_registry
-from domain.table import UPCASTS, Tables
+from domain.table import Tables
 from events.index import TableIndex
 from events.secrets import SeedVault
 from events.store import EventStore
 from events.upcasting import Upcasters
+from service.audit import default_upcasters
 from service.config import Config
+from service.signing import Signer
 from service.tables import TableCache, TableService
+from service.views import Views
 from workers.player import TurnPlayer
 from workers.turns import QUEUE, TurnQueue
 from workers.webhook import WebhookClient
-
-
-def default_upcasters(registry: GameRegistry | None = None) -> Upcasters:
-    """Every schema step of the events Spieltisch has ever written: the table's and each
-    game's in `registry` (default: every game Spieltisch ships)."""
-    return Upcasters.of([*UPCASTS, *(registry or default_registry()).upcasts()])
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -48,8 +45,10 @@ def build_runtime(
     registry: GameRegistry | None = None,
     upcasters: Upcasters | None = None,
     wake: Callable[[], None] = lambda: None,
+    signer: Signer | None = None,
 ) -> Runtime:
-    """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued."""
+    """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued;
+    `signer` signs export bundles (None: a key of its own, for a process that exports none)."""
     registry = registry or default_registry()
     bots = default_catalogue(registry)
     webhooks = WebhookClient(config.webhook_timeout_seconds)
@@ -59,13 +58,16 @@ def build_runtime(
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
         wake=wake,
     )
+    tables = Tables(registry)
     service = TableService(
         store=EventStore(redis, upcasters or default_upcasters(registry)),
         vault=SeedVault(redis),
-        tables=Tables(registry),
+        tables=tables,
+        views=Views(tables),
         cache=TableCache(config.cache_size),
         turns=turns,
         bots=bots,
         index=TableIndex(redis),
+        signer=signer,
     )
     return Runtime(service, turns, TurnPlayer(service, bots, webhooks))

@@ -61,11 +61,11 @@ class TurnQueue:
         self.clock = clock
         self.wake = wake
 
-    def schedule(self, table: Table, to_act: Sequence[int]) -> list[str]:
-        """Queue the turns of `table`'s bot seats in `to_act` not queued yet; their job ids."""
+    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]:
+        """Queue the turns of `table`'s bot seats in `may_act` not queued yet; their job ids."""
         if not any(seat and seat.player for seat in table.seats):
             return []
-        bots = table.bots_to_act(to_act) if table.status is Status.RUNNING else []
+        bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
         if not bots:
             self.redis.zrem(WAITING, table.id)
             return []

@@ -21,6 +21,7 @@ from math import exp
 from random import Random
 
 from domain import multiset
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat
 
@@ -363,11 +364,11 @@ class KrassKariert:
             unseen=DECK_COUNTS,
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         return self._deal(players, 1, choose_first_seat(players, options, rng), rng)
 
     @staticmethod
-    def _deal(players: int, number: int, leader: int, rng: Random) -> list[Event]:
+    def _deal(players: int, number: int, leader: int, rng: Chance) -> list[Event]:
         deck = [card for card, count in enumerate(DECK_COUNTS) for _ in range(count)]
         rng.shuffle(deck)
         size = hand_size(players)
@@ -516,6 +517,9 @@ class KrassKariert:
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)  # nobody acts out of turn
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
             return []
@@ -559,7 +563,7 @@ class KrassKariert:
 
     # -- decide ---------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         kind, fields = _parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")
@@ -636,7 +640,7 @@ class KrassKariert:
             raise RuleError("card-at-position", f"the card at position {at} is no {WIRE[card]}")
         return Play(seat, (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0)
 
-    def _pass(self, state: State, seat: int, card: JSON, at: int, rng: Random) -> list[Event]:
+    def _pass(self, state: State, seat: int, card: JSON, at: int, rng: Chance) -> list[Event]:
         if not state.trick:
             raise RuleError("leader-must-play", "the leader of a trick plays a combination")
         code = CODE.get(card)
@@ -648,7 +652,7 @@ class KrassKariert:
         taken = Event("ReserveTaken", {"seat": seat, "card": card, "at": at})
         return [taken, *self._after_turn(self.evolve(state, taken), rng)]
 
-    def _after_turn(self, state: State, rng: Random) -> list[Event]:
+    def _after_turn(self, state: State, rng: Chance) -> list[Event]:
         """What follows a turn: the next player's turn, a hand lost by them, or the trick's end."""
         if state.turn is not None:
             if can_act(state, state.turn):
@@ -673,10 +677,10 @@ class KrassKariert:
         return state.trick[0].seat, "lead"
 
     @staticmethod
-    def _drawn(state: State, seat: int, rng: Random) -> Event:
+    def _drawn(state: State, seat: int, rng: Chance) -> Event:
         return Event("CardDrawn", {"seat": seat, "card": WIRE[multiset.draw(state.unseen, rng)]})
 
-    def _insert(self, state: State, seat: int, at: int, rng: Random) -> list[Event]:
+    def _insert(self, state: State, seat: int, at: int, rng: Chance) -> list[Event]:
         assert state.drawn is not None
         inserted = Event("CardInserted", {"seat": seat, "card": WIRE[state.drawn], "at": at})
         after = self.evolve(state, inserted)
@@ -684,7 +688,7 @@ class KrassKariert:
             return [inserted, self._drawn(after, seat, rng)]
         return [inserted, *self._after_trick(after, rng)]
 
-    def _after_trick(self, state: State, rng: Random) -> list[Event]:
+    def _after_trick(self, state: State, rng: Chance) -> list[Event]:
         """After a trick (and its draws): the next trick, or the hand's end for its last holder."""
         holders = [seat for seat, hand in enumerate(state.hands) if hand]
         if len(holders) > 1:
@@ -710,7 +714,7 @@ class KrassKariert:
         assert leader is not None, "a trick is only led while two seats hold cards"
         return leader
 
-    def _hand_lost(self, state: State, seats: list[int], reason: str, rng: Random) -> list[Event]:
+    def _hand_lost(self, state: State, seats: list[int], reason: str, rng: Chance) -> list[Event]:
         lost = Event("HandLost", {"seats": seats, "reason": reason})
         if self.evolve(state, lost).losers:
             return [lost]

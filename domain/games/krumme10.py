@@ -26,6 +26,7 @@ from random import Random
 from typing import NamedTuple
 
 from domain import multiset
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import choose_first_seat
 
@@ -136,6 +137,8 @@ INFO = Krumme10Info(
     summary="Play one of your double-sided cards, normally or flipped, into the display; "
     "exactly 10 (15 once a 4 lands) scores the last card, more is a foul the others score from. "
     "Nobody knows the back sides. Most points wins.",
+    # 2: the draw pile's top card is turned up (drawn as shown); jackpot pink 4s may be flipped.
+    rules_version=2,
 )
 
 
@@ -304,7 +307,7 @@ def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> St
     )
 
 
-def _oriented(kind: int, rng: Random) -> tuple[int, int]:
+def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
     """The kind's (up, down) faces, either way up with even chance."""
     first, second = KINDS[kind]
     return (first, second) if rng.randrange(2) else (second, first)
@@ -708,7 +711,7 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     return tuple(card for card in hand if VALUE[card.face] == lowest)
 
 
-def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Random) -> None:
+def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> None:
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
@@ -735,7 +738,7 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Random) -> 
         _draw(log, seat, rng)
 
 
-def _show_top(log: _Log, rng: Random) -> None:
+def _show_top(log: _Log, rng: Chance) -> None:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
     state = log.state
     if state.draw_pile_size:
@@ -743,7 +746,7 @@ def _show_top(log: _Log, rng: Random) -> None:
         log.emit("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
 
 
-def _draw(log: _Log, seat: int, rng: Random) -> bool:
+def _draw(log: _Log, seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
     if log.state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
@@ -782,7 +785,7 @@ def _foul(log: _Log) -> None:
     )
 
 
-def _end_turn(log: _Log, rng: Random) -> None:
+def _end_turn(log: _Log, rng: Chance) -> None:
     """Everyone draws back to three, the mover last; then the next seat that can play moves."""
     state = log.state
     mover = state.turn
@@ -799,7 +802,7 @@ def _end_turn(log: _Log, rng: Random) -> None:
     log.emit("GameEnded", {"reason": "cards-gone"})
 
 
-def _advance(log: _Log, rng: Random) -> None:
+def _advance(log: _Log, rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
         if log.state.phase == FOULED:
@@ -830,7 +833,7 @@ class Krumme10:
             variant=options.get(VARIANT.name, VARIANT.default),
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         counts = deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default))
         deck = [kind for kind, count in enumerate(counts) for _ in range(count)]
         rng.shuffle(deck)
@@ -854,6 +857,9 @@ class Krumme10:
         if state.phase in (PLAY, DIRECTION, CHOICE) and state.turn is not None:
             return frozenset({state.turn})
         return frozenset()
+
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)  # nobody acts out of turn
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         phase = state.phase
@@ -903,7 +909,7 @@ class Krumme10:
             ]
         return moves
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         parsed = parse_move(move)
         if seat not in self.to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")

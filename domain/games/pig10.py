@@ -13,6 +13,7 @@ from math import exp, sqrt
 from random import Random
 
 from domain import multiset
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat, winners_by
 
@@ -148,7 +149,7 @@ class Pig10:
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
         return State(hands=((),) * players, draw_pile=DECK_COUNTS, won=(0,) * players, turn=None)
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         deck = [value for value, count in enumerate(DECK_COUNTS) for _ in range(count)]
         rng.shuffle(deck)
         events = [
@@ -204,6 +205,9 @@ class Pig10:
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)  # nobody acts out of turn
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
             return []
@@ -213,7 +217,7 @@ class Pig10:
             for mode in modes_for(state, card)
         ]
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         card, mode = self._parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")

@@ -17,6 +17,7 @@ from math import exp
 from random import Random
 from typing import TypeVar
 
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import choose_first_seat, winners_by
 
@@ -362,7 +363,7 @@ class RollnBump:
             won=((),) * players,
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         stacks, size = STACKS[players]
         # Shuffling the 48 cards and turning up each stack's top card shows a uniform sample.
         tops = rng.sample(range(len(CARD_IDS)), stacks)
@@ -475,6 +476,9 @@ class RollnBump:
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
 
+    def may_act(self, state: State) -> frozenset[int]:
+        return self.to_act(state)  # nobody acts out of turn
+
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
             return []
@@ -530,7 +534,7 @@ class RollnBump:
 
     # -- decide ------------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         move = _parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")
@@ -550,7 +554,7 @@ class RollnBump:
         return self._end_turn(state, seat, rng)
 
     @staticmethod
-    def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Random) -> Event:
+    def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> Event:
         keep = _dice_list(move["keep"], allow_empty=True)
         keep_white = move["keep_white"]
         if not isinstance(keep_white, bool):
@@ -671,7 +675,7 @@ class RollnBump:
             raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
         return Event("WhiteDieUsed", {"seat": seat, "replaced": die, "value": state.white_value})
 
-    def _end_turn(self, state: State, seat: int, rng: Random) -> list[Event]:
+    def _end_turn(self, state: State, seat: int, rng: Chance) -> list[Event]:
         events = [Event("TurnEnded", {"seat": seat})]
         after = self.evolve(state, events[0])
         nxt = (seat + 1) % state.players
@@ -867,7 +871,7 @@ def _claim_of(claim: JSON) -> Claim | None:
     return None if claim is None else Claim(claim["seat"], tuple(claim["dice"]))
 
 
-def _draw(state: State, rng: Random) -> str:
+def _draw(state: State, rng: Chance) -> str:
     """A card drawn uniformly from those nobody has seen."""
     unseen = [card for card in range(len(CARD_IDS)) if state.unseen >> card & 1]
     return CARD_IDS[rng.choice(unseen)]

@@ -7,9 +7,10 @@ with the rng `decide` is given, so no future card exists in the state before it 
 
 `decide` validates a move against `legal_moves` and records the choices and chance outcomes;
 `evolve` applies the rules to them (who is targeted, who moves next), so a replay never re-rolls.
-Several seats may act at once: the seat to move (or the target of an attack), every seat that
-may toss in the identical card, and every seat that may play a Jerk card. The log decides who
-was first; a move decided on an older version is refused by the table's expected version.
+Several seats may act at once (`may_act`): the seat to move (or the target of an attack), every
+seat that may toss in the identical card, and every seat that may play a Jerk card. Only the first
+is public (`to_act`); the others learn their chance from their own legal moves. The log decides
+who was first; a move decided on an older version is refused by the table's expected version.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from math import exp, sqrt
 from random import Random
 from typing import Any, TypeVar
 
+from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
 from domain.seating import winners_by
 
@@ -221,6 +223,9 @@ INFO = GameInfo(
     summary="Shed your hand onto the discard pile by colour or symbol; attack with +3, Skip and "
     "Magnet, defend with grey cards, jerk the attack away with brown ones, toss in identical cards "
     "out of turn. Fewest minus points win.",
+    # 2: the first dealer is drawn; who just played (and the dealer on the starting card) may
+    # toss in its twin; a Double on a Skip costs only its target, twice.
+    rules_version=2,
 )
 
 DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
@@ -350,7 +355,7 @@ def _multiset(counts: tuple[int, ...]) -> list[str]:
     return [CARDS[index].code for index, count in enumerate(counts) for _ in range(count)]
 
 
-def _sample(counts: tuple[int, ...], size: int, rng: Random) -> list[str]:
+def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
     """`size` cards drawn without replacement from the multiset `counts` (fewer if it runs out)."""
     remaining = list(counts)
     total = sum(remaining)
@@ -469,11 +474,11 @@ class Wobble:
             ring=tuple(range(players)),
         )
 
-    def setup(self, players: int, options: Mapping[str, JSON], rng: Random) -> list[Event]:
+    def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
         state = self.initial_state(players, options)
         return self._deal(state, 0, state.first_dealer, rng)
 
-    def _deal(self, state: State, round_: int, dealer: int | None, rng: Random) -> list[Event]:
+    def _deal(self, state: State, round_: int, dealer: int | None, rng: Chance) -> list[Event]:
         """The events of dealing round `round_`; a `dealer` of None is drawn (the first round)."""
         deck = _multiset(state.deck)
         rng.shuffle(deck)
@@ -792,17 +797,25 @@ class Wobble:
     # -- who may act, and how -------------------------------------------------------------------
 
     def to_act(self, state: State) -> frozenset[int]:
+        """The seat to move, the target of an open attack or the seat a step waits for: never
+        the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
-        if phase in (OPENING, DRAWN):
+        if phase in (OPENING, DRAWN, TURN):
             return frozenset({state.turn} if state.turn is not None else ())
-        if phase == TURN and state.turn is not None:
-            return frozenset({state.turn, *self._tossers(state, state.turn)})
         if phase == ATTACK and state.attack is not None:
-            target = state.attack.target
-            return frozenset({target, *self._tossers(state, target), *self._jerkers(state)})
+            return frozenset({state.attack.target})
         if phase == RESOLVE:
             return frozenset({state.steps[0].seat})
         return frozenset()
+
+    def may_act(self, state: State) -> frozenset[int]:
+        waited_for = self.to_act(state)
+        if state.phase == TURN and state.turn is not None:
+            return waited_for | set(self._tossers(state, state.turn))
+        if state.phase == ATTACK and state.attack is not None:
+            target = state.attack.target
+            return waited_for | {*self._tossers(state, target), *self._jerkers(state)}
+        return waited_for
 
     @staticmethod
     def _mover(state: State) -> int:
@@ -838,7 +851,7 @@ class Wobble:
         ]
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
-        if seat not in self.to_act(state):
+        if seat not in self.may_act(state):
             return []
         hand = state.hands[seat]
         phase = state.phase
@@ -925,9 +938,9 @@ class Wobble:
 
     # -- deciding -------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Random) -> list[Event]:
+    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
         move = self._parse(move)
-        if seat not in self.to_act(state):
+        if seat not in self.may_act(state):
             raise self._out_of_turn(state, seat)
         if move not in self.legal_moves(state, seat):
             raise self._illegal(state, seat, move)
@@ -977,14 +990,14 @@ class Wobble:
         self._end_round_if_done(events, rng)
         return events.list
 
-    def _discard_half(self, events: _Events, seat: int, rng: Random) -> None:
+    def _discard_half(self, events: _Events, seat: int, rng: Chance) -> None:
         hand = events.state.hands[seat]
         if len(hand) // 2:
             cards = sorted(rng.sample(hand, len(hand) // 2))
             events.add("HalfHandDiscarded", {"seat": seat, "cards": cards})
 
     @staticmethod
-    def _draw(events: _Events, seat: int, count: int, rng: Random, reason: str) -> None:
+    def _draw(events: _Events, seat: int, count: int, rng: Chance, reason: str) -> None:
         """`seat` draws `count` cards; an empty draw pile is refilled from the discard pile."""
         while count:
             draw = events.state.draw
@@ -998,7 +1011,7 @@ class Wobble:
             count -= len(cards)
 
     @staticmethod
-    def _defence_target(state: State, seat: int, move: Mapping[str, JSON], rng: Random) -> int:
+    def _defence_target(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> int:
         attack = state.attack
         assert attack is not None
         symbol = CARD[move["card"]].symbol
@@ -1013,7 +1026,7 @@ class Wobble:
             return next_target(replace(state, direction=-state.direction), seat)
         return next_target(state, seat)
 
-    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Random) -> None:
+    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Chance) -> None:
         target = {"target": move["target"]} if "target" in move else {}
         attack = events.state.attack
         events.add("JerkPlayed", {"seat": seat, "card": move["card"], **target})
@@ -1041,7 +1054,7 @@ class Wobble:
         named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
         return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
 
-    def _end_round_if_done(self, events: _Events, rng: Random) -> None:
+    def _end_round_if_done(self, events: _Events, rng: Chance) -> None:
         state = events.state
         if state.phase != TURN or all(state.hands):
             return

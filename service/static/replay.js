@@ -70,7 +70,10 @@ async function auditPanel(tableId) {
     h("ul", {},
       check(audit.chain_ok, `hash chain of ${audit.events} events intact`),
       check(audit.seed_ok, "revealed seed matches its commitment"),
+      check(audit.versions_ok, `generator ${audit.chance}, rules version ${audit.rules_version}`),
       check(audit.replay_ok, `${audit.commands} commands decided again give the same events`)),
     audit.problems.length ? h("ul", { class: "problems" }, audit.problems.map((problem) => h("li", {}, problem))) : null,
-    h("p", { class: "seed" }, "Seed: ", h("code", {}, audit.seed || "")));
+    h("p", { class: "seed" }, "Seed: ", h("code", {}, audit.seed || "")),
+    h("p", {}, h("a", { href: `/v1/tables/${encodeURIComponent(tableId)}/export`, download: `${tableId}.json` },
+      "Download the signed log"), " to check it yourself with ", h("code", {}, "spieltisch verify"), "."));
 }

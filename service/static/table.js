@@ -13,8 +13,11 @@ export function seatNames(table) {
 }
 
 /** What a game's module is told about the table it draws (see games/index.js). */
-export function contextOf(table, games) {
-  return { seat: table.you, names: seatNames(table), table, game: games[table.game] };
+/** What a game's module is told: the viewer's seat, names, the table, the game, and the
+ * viewer's own legal moves (the only place a seat learns it may act out of turn). */
+export function contextOf(table, games, legal = null) {
+  const moves = legal && legal.version === table.version ? legal.moves : [];
+  return { seat: table.you, names: seatNames(table), table, game: games[table.game], moves };
 }
 
 export function resultText(table, names) {
@@ -32,11 +35,11 @@ function turnText(table, ctx) {
   }
   if (table.status === "finished") return resultText(table, ctx.names);
   const acting = table.to_act;
-  if (ctx.seat !== null && acting.includes(ctx.seat)) {
-    return acting.length > 1 ? "Your move (others may move too)." : "Your turn.";
-  }
+  if (ctx.seat !== null && acting.includes(ctx.seat)) return "Your turn.";
   if (!acting.length) return "Resolving…";
-  return `Waiting for ${acting.map((seat) => seatName(ctx, seat)).join(", ")}.`;
+  const waiting = `Waiting for ${acting.map((seat) => seatName(ctx, seat)).join(", ")}.`;
+  // Only this seat's own legal moves say it may act out of turn; the table never tells others.
+  return ctx.moves.length ? `${waiting} You may act out of turn.` : waiting;
 }
 
 function inviteLink(tableId, seat) {
@@ -82,12 +85,12 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const render = () => {
     const { table, legal, picker } = shown;
     const module = gameModule(table.game);
-    const ctx = contextOf(table, games);
+    const ctx = contextOf(table, games, legal);
     title.textContent = ctx.game ? ctx.game.title : table.game;
     howToPlay.setAttribute("href", `#/rules/${encodeURIComponent(table.game)}`);
     document.title = `${title.textContent} · Spieltisch`;
     banner.textContent = turnText(table, ctx);
-    const myTurn = table.status === "running" && ctx.seat !== null && table.to_act.includes(ctx.seat);
+    const myTurn = table.status === "running" && ctx.moves.length > 0;
     banner.classList.toggle("mine", myTurn);
     if (myTurn && !wasMyTurn) announce(banner.textContent);
     wasMyTurn = myTurn;
@@ -119,7 +122,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   };
 
   const renderPicks = (picker, legal) => {
-    const active = picker && legal && legal.to_act && !sending;
+    const active = picker && legal && legal.moves.length > 0 && !sending;
     const pickable = active ? picker.pickable() : new Set();
     for (const node of board.querySelectorAll("[data-pick]")) {
       node.disabled = !pickable.has(node.dataset.pick);
@@ -214,7 +217,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
 
 function options(table, legal, games) {
   const module = gameModule(table.game);
-  const ctx = contextOf(table, games);
+  const ctx = contextOf(table, games, legal);
   return legal.moves.map((move) => ({ move, ...module.move(move, table.state, ctx) }));
 }
 

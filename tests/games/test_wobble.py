@@ -151,13 +151,13 @@ def start_with(card: str, players: int = 4) -> State:
 
 
 def random_game(players: int, options: dict[str, Any], seed: int) -> tuple[State, Counter[str]]:
-    """A whole game of uniformly random legal moves by random seats of `to_act`."""
+    """A whole game of uniformly random legal moves by random seats of `may_act`."""
     rng = Random(seed)
     resolved = INFO.resolve_options(players, options)
     state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
     seen: Counter[str] = Counter()
     while RULES.result(state) is None:
-        seat = rng.choice(sorted(RULES.to_act(state)))
+        seat = rng.choice(sorted(RULES.may_act(state)))
         move = rng.choice(RULES.legal_moves(state, seat))
         events = RULES.decide(state, seat, move, rng)
         seen.update(e.type for e in events)
@@ -459,7 +459,8 @@ def tossable() -> State:
 
 def test_the_identical_card_may_be_tossed_in_out_of_turn() -> None:
     state = tossable()
-    assert RULES.to_act(state) == {1, 2}
+    assert RULES.to_act(state) == {1}, "nobody is told who holds the identical card"
+    assert RULES.may_act(state) == {1, 2}
     assert RULES.legal_moves(state, 2) == [{"type": "toss", "cards": ["cyan:5"]}]
     assert RULES.legal_moves(state, 3) == []  # same number, other colour: not identical
     after, events = act(state, 2, {"type": "toss", "cards": ["cyan:5"]})
@@ -552,7 +553,8 @@ def test_an_offensive_card_tossed_in_passes_the_attack_on_from_the_tosser() -> N
         toss="cyan:+3",
         toss_by=0,
     )
-    assert RULES.to_act(state) == {1, 3}
+    assert RULES.to_act(state) == {1}
+    assert RULES.may_act(state) == {1, 3}
     after, _ = act(state, 3, {"type": "toss", "cards": ["cyan:+3"]})
     assert after.attack == Attack("+3", 6, 3, 0, 3, passed=True, jerk_open=True)
 
@@ -836,7 +838,8 @@ def test_not_me_hits_everyone_else_and_cannot_be_defended() -> None:
         owner=0,
         target=1,
     )
-    assert RULES.to_act(state) == {1, 3}
+    assert RULES.to_act(state) == {1}, "nobody is told who holds a Jerk card"
+    assert RULES.may_act(state) == {1, 3}
     after, events = act(state, 3, {"type": "jerk", "card": "brown:not_me"})
     assert [len(hand) for hand in after.hands] == [4, 4, 4, 1]
     assert [e["seat"] for e in of_type(events, "CardsDrawn")] == [1, 2, 0]
@@ -900,7 +903,7 @@ def test_capture_makes_the_jerk_player_the_owner_and_retargets() -> None:
     after, _ = act(state, 2, {"type": "jerk", "card": "brown:capture", "target": 0})
     assert after.attack is not None
     assert (after.attack.owner, after.attack.target, after.attack.amount) == (2, 0, 5)
-    assert 2 not in RULES.to_act(after)  # one Jerk per card, and never on your own card
+    assert 2 not in RULES.may_act(after)  # one Jerk per card, and never on your own card
 
 
 def test_double_doubles_the_whole_stack_and_on_magnet_means_two_numbers() -> None:
@@ -1023,7 +1026,7 @@ def test_one_jerk_per_offensive_card_never_by_its_owner_a_new_card_reopens() -> 
     assert passed.attack is not None
     assert passed.attack.amount == 9
     assert passed.attack.jerk_open
-    assert {0, 2} <= RULES.to_act(passed)
+    assert {0, 2} <= RULES.may_act(passed)
 
 
 # --- End of a round and of the game --------------------------------------------------------------

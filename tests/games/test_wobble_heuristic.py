@@ -49,7 +49,7 @@ def test_every_seat_always_gets_a_legal_move(players: int, options: dict[str, An
             RULES.initial_state(players, resolved), RULES.setup(players, resolved, Random(seed))
         )
         while RULES.result(state) is None:
-            acting = sorted(RULES.to_act(state))
+            acting = sorted(RULES.may_act(state))
             for seat in acting:
                 moves = RULES.legal_moves(state, seat)
                 turn = Turn(RULES, seat, players, resolved, RULES.view(state, seat), moves)

@@ -175,12 +175,11 @@ function tossWindow(state, ctx) {
   const toss = state.toss_in;
   if (!toss) return null;
   const acting = mover(state);
-  // Every seat but the mover (who simply plays it) may toss in, the card's own player included,
-  // unless it is away.
-  const yours = ctx.seat !== null && ctx.seat !== acting && !state.away[ctx.seat] && state.hand?.includes(toss.card);
+  // Who else may toss in is nobody's business: only this seat's own legal moves tell it.
+  const yours = ctx.moves.some((move) => move.type === "toss");
   return h("p", { class: "window toss" },
     h("strong", {}, "Toss-in open: "),
-    `anyone holding another ${cardName(toss.card)}, ${seatName(ctx, toss.by)} too, may throw it in now, until ${seatName(ctx, acting)} acts.`,
+    `whoever may throw in another ${cardName(toss.card)} can do so now, until ${seatName(ctx, acting)} acts.`,
     yours ? h("strong", { class: "yours" }, " You hold one: click it in your hand to toss it in.") : null);
 }
 
@@ -200,22 +199,18 @@ function attackPanel(state, ctx) {
   return h("section", { class: "zone attack", "aria-label": "Open attack" },
     h("h3", {}, "⊕ Attack"),
     h("p", { class: "attack-line" },
-      h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`
-        + (attack.doubled ? `, doubled: the target loses ${2 ** attack.doubled} times its turns` : "")),
+      h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`),
       ` — played by ${seatName(ctx, attack.owner)}${redirected}, aimed at ${target}.`),
     state.phase === "attack" ? h("p", { class: "hint" },
       `${attack.target === ctx.seat ? "You" : seatName(ctx, attack.target)} may pass it on with another ${NAMES[attack.symbol]}, defend with a grey card or take it. `,
       attack.jerk_allowed ? `Anyone but ${seatName(ctx, attack.owner)} may play a Jerk card on it.` : "Its Jerk card has been played.",
-      canJerk(state, ctx) ? h("strong", { class: "yours" }, " You hold a Jerk card: you may play it now, even out of turn.") : null) : null,
+      canJerk(ctx) ? h("strong", { class: "yours" }, " You hold a Jerk card: you may play it now, even out of turn.") : null) : null,
     state.pending.length ? h("ul", { class: "steps", "aria-label": "Still to do" },
       state.pending.map((step) => h("li", {}, stepText(step, state, ctx)))) : null);
 }
 
-function canJerk(state, ctx) {
-  const attack = state.attack;
-  return ctx.seat !== null && attack.jerk_allowed && ctx.seat !== attack.owner
-    && (!state.away[ctx.seat] || ctx.seat === attack.target)
-    && (state.hand || []).some((code) => parse(code).group === "brown");
+function canJerk(ctx) {
+  return ctx.moves.some((move) => move.type === "jerk");
 }
 
 /** Numbers named for Magnets this round; the seat that names picks from here. */
