@@ -83,3 +83,12 @@ def test_the_readme_links_every_rule_book_in_the_repository() -> None:
     for game in GAMES:
         assert f"(docs/rules/{game}.md)" in text
     assert "shared/rules" not in text, "no link may point outside the repository"
+
+
+def test_the_client_renders_rule_books_without_parsing_html() -> None:
+    # The How to play page builds nodes and sets text; a rule book can never carry markup.
+    static = Path(__file__).resolve().parent.parent / "service" / "static"
+    for name in ("markdown.js", "rules.js"):
+        source = (static / name).read_text(encoding="utf-8")
+        for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
+            assert sink not in source, f"{name} uses {sink}"
