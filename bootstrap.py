@@ -87,7 +87,7 @@ def build(
     bots = default_catalogue(registry)
     views = Views(tables)
     repository = TableRepository(
-        EventStore(redis_client, upcasters or default_upcasters()),
+        EventStore(redis_client, upcasters or default_upcasters(registry)),
         tables,
         TableCache(config.cache_size),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from domain.games import krasskariert, krumme10, pig10, rollnbump, wobble
@@ -39,6 +39,18 @@ class GameRegistry:
 
     def ids(self) -> list[str]:
         return list(self._games)
+
+    def upcasts(self) -> list[tuple[str, int, Callable[[Mapping[str, Any]], Mapping[str, Any]]]]:
+        """Every schema step of the games' events, by their names in the log ("game.Type").
+
+        A game lists its own steps in an `upcasts` attribute of (type, from version, function);
+        a game without one has never changed an event's shape.
+        """
+        return [
+            (f"{game.info.id}.{event_type}", version, step)
+            for game in self
+            for event_type, version, step in getattr(game, "upcasts", ())
+        ]
 
 
 def default_registry() -> GameRegistry:

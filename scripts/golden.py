@@ -8,7 +8,9 @@ phrase (never a service's), whose public key is written beside them:
     .venv/bin/python scripts/golden.py tests/golden
 
 `tests/test_golden.py` verifies the files forever; rewrite them only on purpose (a new bundle
-format), never to make a failing verification pass.
+format), never to make a failing verification pass. When a game's rules version is raised, its
+old file stays (it must be refused by name) and a game under the new rules is added beside it as
+`<game>-rules<version>.json` (copied from a run of this script into a scratch folder).
 
 `legacy-pig10.json` is a game played by the code before generators were named (commit 3f26df4:
 `GameCreated` v1, dealt with `python-random`); its stored events, a JSON list, were bundled with

@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.chance import UnknownChance
 from domain.dice import commitment
-from domain.registry import UnknownGame
+from domain.registry import GameRegistry, UnknownGame, default_registry
 from domain.rules import JSON, Event, OptionError, RuleError
 from domain.table import (
     GAME_CREATED,
@@ -33,9 +33,10 @@ CHECKS = ("chain", "seed", "versions", "replay")
 """What the audit checks, in the order it reports them."""
 
 
-def default_upcasters() -> Upcasters:
-    """Every schema step of the events Spieltisch has ever written."""
-    return Upcasters.of(UPCASTS)
+def default_upcasters(registry: GameRegistry | None = None) -> Upcasters:
+    """Every schema step of the events Spieltisch has ever written: the table's and each
+    game's in `registry` (default: every game Spieltisch ships)."""
+    return Upcasters.of([*UPCASTS, *(registry or default_registry()).upcasts()])
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,10 @@ class TooManyStreams(RequestProblem):
     pass
 
 
+class NoRulebook(RequestProblem):
+    """A hosted game that ships no rule book."""
+
+
 PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     # the rules and the table (domain)
     RuleError: ProblemType(422, "illegal-move", "Illegal move"),
@@ -113,6 +117,7 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     InvalidIdempotencyKey: ProblemType(400, "invalid-idempotency-key", "Invalid Idempotency-Key"),
     InvalidLastEventId: ProblemType(400, "invalid-last-event-id", "Invalid Last-Event-ID"),
     TooManyStreams: ProblemType(503, "too-many-streams", "Too many live streams"),
+    NoRulebook: ProblemType(404, "no-rulebook", "No rule book"),
 }
 """Every typed error the API answers with: the most specific class in an error's MRO wins."""
 

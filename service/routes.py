@@ -18,8 +18,10 @@ from service.errors import (
     InvalidLastEventId,
     InvalidQuery,
     MalformedJson,
+    NoRulebook,
     UnsupportedMediaType,
 )
+from service.rulebook import rulebook
 from service.stream import StreamLimit, event_stream
 from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
 from service.views import Shown
@@ -154,8 +156,16 @@ def list_games() -> tuple[Response, int]:
 
 @api.get("/games/<game_id>")
 def get_game(game_id: str) -> tuple[Response, int]:
-    rules = queries().tables.registry[game_id]
-    return public(GAME, rules.info)
+    return public(GAME, queries().tables.registry[game_id].info)
+
+
+@api.get("/games/<game_id>/rules")
+def get_rules(game_id: str) -> Response:
+    """The game's rule book, as Markdown; 404 `unknown-game` if the service hosts no such game."""
+    text = rulebook(queries().tables.registry[game_id].info.id)
+    if text is None:
+        raise NoRulebook(f"{game_id!r} ships no rule book")
+    return Response(text, mimetype="text/markdown", headers={"Cache-Control": "no-cache"})
 
 
 @api.get("/keys")

@@ -86,7 +86,8 @@ def test_a_game_against_bots_played_watched_and_replayed(game: str, pages: Watch
     expect(spectator.locator(".chart path.line")).to_have_count(PLAYERS.get(game, 2))
     audit = spectator.locator(".audit")
     expect(audit).to_contain_text("Audit passed")
-    expect(audit).to_contain_text("generator sha256-ctr/1, rules version 1")
+    version = default_registry()[game].info.rules_version
+    expect(audit).to_contain_text(f"generator sha256-ctr/1, rules version {version}")
     export = audit.get_by_role("link", name="Download the signed log")
     exported = spectator.evaluate(
         "href => fetch(href).then(r => r.json())", export.get_attribute("href")

@@ -343,6 +343,10 @@ class ContractClient:
                 body = server_sent_events(raw.decode())
                 for event in body:
                     assert_valid(schema, event, what)
+            elif media_type.startswith("text/"):
+                assert headers.get("Content-Type", "").endswith("charset=utf-8"), what
+                body = raw.decode("utf-8")
+                assert_valid(schema, body, what)
             else:
                 body = yaml.safe_load(raw) if media_type.endswith("yaml") else json.loads(raw)
                 assert_valid(schema, body, what)
@@ -379,6 +383,7 @@ EXPORT = TABLE + "/export"
 SCORES = TABLE + "/scores"
 STREAM = TABLE + "/stream"
 GAME = "/v1/games/{game_id}"
+RULES = GAME + "/rules"
 
 WRONG_INTEGERS: list[Any] = ["2", True, False, 2.0, 2.5, None, [2], {"n": 2}]
 """Values that are not JSON integers: strings, booleans, floats (2.0 included), null, containers."""
@@ -485,6 +490,10 @@ class Walk:
         assert [game["id"] for game in games] == default_registry().ids()
         assert self.get(GAME, 200, path={"game_id": "pig10"}) == games[0]
         self.get(GAME, 404, "unknown-game", path={"game_id": "chess"})
+        for game in games:
+            book = self.get(RULES, 200, path={"game_id": game["id"]})
+            assert book.startswith(f"# {game['title']}"), "each rule book is headed by its game"
+        self.get(RULES, 404, "unknown-game", path={"game_id": "chess"})
         bots = self.get("/v1/bots", 200)
         assert {"random", "heuristic", "search"} <= {bot["name"] for bot in bots}
         [self.key] = self.get("/v1/keys", 200)["keys"]

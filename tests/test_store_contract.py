@@ -25,6 +25,7 @@ from events.envelope import (
 from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
+from service.audit import default_upcasters
 from tests.live import TEST_REDIS_URL
 
 Client: TypeAlias = redis.Redis
@@ -527,3 +528,22 @@ def test_the_seed_is_not_in_the_event_stream(
     assert SEED not in stored
     assert SEED.hex().encode() not in stored
     assert vault.get(GAME) == SEED
+
+
+def test_the_service_upcasts_every_game_event_whose_shape_changed(
+    any_redis: Client, store: EventStore
+) -> None:
+    # A Krumme10 exact hit stored before jackpot pink 4s could be flipped.
+    old = {"seat": 0, "card": 1, "flip": False, "face": 4, "pink": False, "points": 4}
+    stored = Event("krumme10.TargetHit", {**old, "jackpot": [7], "jackpot_points": 4}, 1)
+    store.append(GAME, START, [stored], META)
+    (record,) = EventStore(any_redis, default_upcasters()).read(GAME)
+    assert record.event == Event(
+        "krumme10.TargetHit",
+        {
+            **old,
+            "jackpot": [{"card": 7, "flip": False, "face": 4, "pink": True}],
+            "jackpot_points": 4,
+        },
+        2,
+    )

@@ -1,11 +1,14 @@
 """Krass Kariert (AMIGO, Katja Stremmel): climbing tricks from hands whose order never changes.
 
-Rules as enforced: `shared/rules/krasskariert.md`. Cards are small ints inside the engine
+Rules as enforced: `docs/rules/krasskariert.md`. Cards are small ints inside the engine
 (1..12 numbers, then X, DRAW and STOP) and their wire names outside it (`1`..`12`, `"X"`,
-`"DRAW"`, `"STOP"`). Moves name hand positions, which only the seat itself can see. Cards that
-are neither in a hand, a reserve row nor the middle are kept as one multiset (the face-down draw
-pile and the cards out of this hand are indistinguishable to everyone), and every draw picks from
-it with the rng `decide` is given, so no future card exists in the state before it is drawn.
+`"DRAW"`, `"STOP"`). Moves name hand positions. As at a real table, where everyone sees a
+hand's backs in their order, the positions are public (where a play takes cards from, where a card
+goes in) and a reserve card taken into a hand, face up when taken, stays known at its position;
+the cards themselves are hidden from everyone but their holder. Cards that are neither in a hand,
+a reserve row nor the middle are kept as one multiset (the face-down draw pile and the cards out
+of this hand are indistinguishable to everyone), and every draw picks from it with the rng
+`decide` is given, so no future card exists in the state before it is drawn.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ NUMBERS = range(1, 13)
 DECK_COUNTS: tuple[int, ...] = (0, *(4,) * 12, 2, 2, 2)
 """How many cards of each code the deck holds: four of each number 1..12, two X, DRAW, STOP."""
 NO_CARDS: tuple[int, ...] = (0,) * len(DECK_COUNTS)
+HIDDEN = 0
+"""A hand position whose card only its holder knows (no card has code 0)."""
 DRAW_PILE_SIZE = 6
 CARDS_PER_DRAW = 3
 RESERVE_SIZE = 2
@@ -122,13 +127,17 @@ class State:
     losers: tuple[int, ...] = ()
     out: tuple[int, ...] = NO_CARDS
     """Count of each card code played in an earlier trick of this hand: seen by all, now gone."""
-    taken: tuple[tuple[int, int], ...] = ()
-    """(seat, card), sorted, for each reserve card taken into a hand this hand whose seat has
-    played no card of that face since: what everyone knows to be in a hidden hand."""
+    known: tuple[tuple[int, ...], ...] = ()
+    """Per seat, per hand position, what everyone knows lies there: a reserve card taken into
+    the hand (it was face up), else `HIDDEN`. Empty: nothing is known of any hand."""
 
     @property
     def players(self) -> int:
         return len(self.hands)
+
+    def known_in(self, seat: int) -> tuple[int, ...]:
+        """What everyone knows of `seat`'s hand, position by position."""
+        return self.known[seat] if self.known else (HIDDEN,) * len(self.hands[seat])
 
 
 def _turn_taken(
@@ -139,7 +148,7 @@ def _turn_taken(
     trick: tuple[Play, ...],
     turn: int | None,
     waiting: tuple[int, ...],
-    taken: tuple[tuple[int, int], ...],
+    known: tuple[tuple[int, ...], ...],
 ) -> State:
     """`state` after a play or a pass: the hot path, built directly (`replace` is slow)."""
     return State(
@@ -158,7 +167,7 @@ def _turn_taken(
         draws_left=state.draws_left,
         losers=state.losers,
         out=state.out,
-        taken=taken,
+        known=known,
     )
 
 
@@ -166,6 +175,17 @@ def _with(
     items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
 ) -> tuple[tuple[int, ...], ...]:
     return (*items[:seat], value, *items[seat + 1 :])
+
+
+def _known_rows(state: State) -> tuple[tuple[int, ...], ...]:
+    """What everyone knows of every hand, position by position."""
+    return state.known or tuple(state.known_in(seat) for seat in range(state.players))
+
+
+def _inserted(state: State, seat: int, at: int, card: int) -> tuple[tuple[int, ...], ...]:
+    """`state.known` after a card went into `seat`'s hand at `at`, known to all as `card`."""
+    known = state.known_in(seat)
+    return _with(_known_rows(state), seat, (*known[:at], card, *known[at:]))
 
 
 def _clockwise_after(leader: int, hands: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
@@ -378,11 +398,13 @@ class KrassKariert:
         data = event.data
         match event.type:
             case "CardsDealt":
-                seat = data["seat"]
+                seat, cards = data["seat"], _codes(data["cards"])
+                known = tuple(state.known_in(other) for other in range(state.players))
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, _codes(data["cards"])),
+                    hands=_with(state.hands, seat, cards),
                     reserves=_with(state.reserves, seat, _codes(data["reserve"])),
+                    known=_with(known, seat, (HIDDEN,) * len(cards)),
                 )
             case "HandStarted":
                 dealt = [card for hand in state.hands for card in hand]
@@ -392,7 +414,6 @@ class KrassKariert:
                     unseen=multiset.without(DECK_COUNTS, dealt),
                     draw_pile=data["draw_pile"],
                     hand_number=data["hand"],
-                    taken=(),
                 )
             case "CardsPlayed":
                 return self._played(state, data)
@@ -407,8 +428,8 @@ class KrassKariert:
                     trick=state.trick,
                     turn=state.waiting[0] if state.waiting else None,
                     waiting=state.waiting[1:],
-                    # Reserves lie face up: everyone saw this card go into the hand.
-                    taken=tuple(sorted((*state.taken, (seat, card)))),
+                    # Reserves lie face up: everyone saw this card go in, and where.
+                    known=_inserted(state, seat, at, card),
                 )
             case "TrickWon":
                 draws = data["draws"]
@@ -437,6 +458,8 @@ class KrassKariert:
                     hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
                     drawn=None,
                     turn=seat if state.draws_left else None,
+                    # Everyone sees where it goes in; only its holder saw the card.
+                    known=_inserted(state, seat, at, HIDDEN),
                 )
             case "TrickStarted":
                 played = (card for play in state.trick for card in play.cards)
@@ -478,14 +501,7 @@ class KrassKariert:
         turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
         if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
             turn, waiting = None, ()
-        taken = state.taken
-        if taken:
-            # A card of the same face as a taken reserve card may have been that card.
-            kept = list(taken)
-            for card in cards:
-                if (seat, card) in kept:
-                    kept.remove((seat, card))
-            taken = tuple(kept)
+        known = state.known_in(seat)
         return _turn_taken(
             state,
             hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
@@ -493,7 +509,7 @@ class KrassKariert:
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
-            taken=taken,
+            known=_with(_known_rows(state), seat, known[:at] + known[at + len(cards) :]),
         )
 
     # -- who acts and how -----------------------------------------------------------------------
@@ -609,10 +625,12 @@ class KrassKariert:
             )
         lowest = to_beat(state)
         if lowest is not None and declared <= lowest:
+            # Only a tie needs the reminder; a lower play is plainly lower.
+            tie = " (equal does not beat)" if declared == lowest else ""
             raise RuleError(
                 "must-beat",
                 f"a {fields['kind']} of {fields['rank']} does not beat the "
-                f"{KIND_NAMES[lowest[0]]} of {lowest[1]} (equal does not beat)",
+                f"{KIND_NAMES[lowest[0]]} of {lowest[1]}{tie}",
             )
         return Play(seat, window, declared[0], declared[1])
 
@@ -732,8 +750,8 @@ class KrassKariert:
             "draws_left": state.draws_left + (state.drawn is not None),
             "losers": list(state.losers),
             "out": _cards_json(_cards_of(state.out)),
-            "taken": [
-                [WIRE[card] for who, card in state.taken if who == row]
+            "known": [
+                [None if card == HIDDEN else WIRE[card] for card in state.known_in(row)]
                 for row in range(state.players)
             ],
         }
@@ -763,9 +781,10 @@ class KrassKariert:
                     {"seat": data["seat"], "count": len(data["cards"]), "reserve": data["reserve"]},
                     event.v,
                 )
-            case "CardsPlayed" | "ReserveTaken":
-                return Event(event.type, {k: v for k, v in data.items() if k != "at"}, event.v)
-            case "CardDrawn" | "CardInserted":
+            case "CardInserted":
+                # Everyone sees where the drawn card goes in, not which card it is.
+                return Event(event.type, {"seat": data["seat"], "at": data["at"]}, event.v)
+            case "CardDrawn":
                 return Event(event.type, {"seat": data["seat"]}, event.v)
         return event
 
@@ -803,22 +822,18 @@ class KrassKariert:
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         hidden = [s for s in range(state.players) if s != seat]
         pool = _cards_of(state.unseen)
-        # The reserve cards a hidden hand surely holds stay in it; only the rest is re-drawn.
+        # The reserve cards known in a hidden hand stay where they are; the rest is re-drawn.
         for s in hidden:
-            rest = list(state.hands[s])
-            for who, card in state.taken:
-                if who == s:
-                    rest.remove(card)
-            pool += rest
+            known = state.known_in(s)
+            pool += [card for card, at in zip(state.hands[s], known, strict=True) if not at]
         others_drawn = state.drawn is not None and state.turn != seat
         if others_drawn:
             assert state.drawn is not None
             pool.append(state.drawn)
         hands, drawn, unseen = _deal_hidden(
             list(state.hands),
-            [len(hand) for hand in state.hands],
             hidden,
-            taken=state.taken,
+            known=_known_rows(state),
             pool=pool,
             draw_one=others_drawn,
             rng=rng,
@@ -849,20 +864,21 @@ class KrassKariert:
             )
             for play in view["trick"]
         )
-        taken = tuple((who, CODE[card]) for who, row in enumerate(view["taken"]) for card in row)
+        known = tuple(
+            tuple(HIDDEN if card is None else CODE[card] for card in row) for row in view["known"]
+        )
         out = _codes(view["out"])
         inserting = view["phase"] == "insert"
         own_drawn = CODE[view["drawn"]] if "drawn" in view else None
         shown = [*hand, *out, *(card for row in reserves for card in row)]
         shown += [card for play in trick for card in play.cards]
-        shown += [card for who, card in taken if who != seat]
+        shown += [card for who, row in enumerate(known) if who != seat for card in row if card]
         if own_drawn is not None:
             shown.append(own_drawn)
         hands, drawn, unseen = _deal_hidden(
             [hand if s == seat else () for s in range(players)],
-            view["hand_sizes"],
             [s for s in range(players) if s != seat],
-            taken=taken,
+            known=known,
             pool=_cards_of(multiset.without(DECK_COUNTS, shown)),
             draw_one=inserting and own_drawn is None,
             rng=rng,
@@ -883,33 +899,33 @@ class KrassKariert:
             draws_left=view["draws_left"] - inserting,
             losers=tuple(view["losers"]),
             out=_counts(out),
-            taken=taken,
+            known=known,
         )
 
 
 def _deal_hidden(
     hands: list[tuple[int, ...]],
-    sizes: list[int],
     hidden: list[int],
     *,
-    taken: tuple[tuple[int, int], ...],
+    known: tuple[tuple[int, ...], ...],
     pool: list[int],
     draw_one: bool,
     rng: Random,
 ) -> tuple[tuple[tuple[int, ...], ...], int | None, tuple[int, ...]]:
-    """`hands` with each `hidden` seat's hand dealt afresh from `pool` to its size in `sizes`,
-    keeping the reserve cards `taken` says it holds, at random places; a drawn card if
-    `draw_one`; and the rest of `pool`, unseen."""
+    """`hands` with each `hidden` seat's hand dealt afresh from `pool`, position by position:
+    a card everyone knows (`known`) stays, every other position gets a card of `pool`; a
+    drawn card if `draw_one`; and the rest of `pool`, unseen."""
     rng.shuffle(pool)
     start = 0
     for seat in hidden:
-        known = [card for who, card in taken if who == seat]
-        end = start + sizes[seat] - len(known)
-        hand = pool[start:end]
-        for card in known:
-            hand.insert(rng.randrange(len(hand) + 1), card)
+        hand = []
+        for card in known[seat]:
+            if card == HIDDEN:
+                hand.append(pool[start])
+                start += 1
+            else:
+                hand.append(card)
         hands[seat] = tuple(hand)
-        start = end
     drawn = None
     if draw_one:
         drawn, start = pool[start], start + 1

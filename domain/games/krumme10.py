@@ -1,14 +1,16 @@
 """Krumme10 (vielspiel, Sixt & Adams): double-sided cards into a shared display, aim for exactly 10.
 
-Rules as enforced: `shared/rules/krumme10.md`. Every card has an up face, public, and a down face
+Rules as enforced: `docs/rules/krumme10.md`. Every card has an up face, public, and a down face
 that nobody may see before play reveals it, its owner included: only the server knows it. So every
-seat sees what a spectator sees, and the only events that carry a down face (`back`) are the deals
-and draws, which `redact` strips for everyone.
+seat sees what a spectator sees, and the only events that carry a down face (`back`) are the deals,
+the draws and the draw pile's top card turned up, which `redact` strips for everyone.
 
-Cards get ids in the order they are dealt and drawn, so an id says nothing about the card. The draw
-pile is the multiset of card kinds not yet drawn; each draw picks a kind and an orientation with the
-rng `decide` is given. That is the chance of a shuffle with random orientations, without any future
-card existing in the state before it is drawn.
+Cards get ids in the order they are dealt and turned up, so an id says nothing about the card. The
+draw pile is the multiset of card kinds not yet drawn. Its top card shows its up face to everyone,
+as a pile of double-sided cards does: the state holds that one card (`draw_top`), and each time it
+is drawn the next one is picked, kind and orientation, with the rng `decide` is given and turned
+up (`TopCardShown`). That is the chance of a shuffle with random orientations, without any card
+below the top existing in the state before it comes up.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
-from functools import cache, lru_cache
-from itertools import chain
+from functools import cache, lru_cache, reduce
+from itertools import chain, combinations
 from math import exp, factorial, sqrt
 from random import Random
 from typing import NamedTuple
@@ -135,6 +137,8 @@ INFO = Krumme10Info(
     summary="Play one of your double-sided cards, normally or flipped, into the display; "
     "exactly 10 (15 once a 4 lands) scores the last card, more is a foul the others score from. "
     "Nobody knows the back sides. Most points wins.",
+    # 2: the draw pile's top card is turned up (drawn as shown); jackpot pink 4s may be flipped.
+    rules_version=2,
 )
 
 
@@ -184,6 +188,8 @@ class State:
     """The foul exceeded 15: foul scorers may score any of their cards."""
     refilled: bool = False
     next_id: int = 0
+    draw_top: Card | None = None
+    """The draw pile's top card (counted in `draw_pile`): its up face is public, its back not."""
 
     @property
     def players(self) -> int:
@@ -388,15 +394,16 @@ def _cleared(state: State, discarded: list[Card]) -> State:
 
 
 def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
-    jackpot = set(data["jackpot"])
+    flips = {data["card"]: data["flip"]}
+    flips.update((pink["card"], pink["flip"]) for pink in data["jackpot"])
     won: list[Card] = []
     discarded: list[Card] = []
     for placed in state.display:
         card = placed.card
-        if card.id == data["card"]:
-            won.append(card.flipped() if data["flip"] else card)
+        if card.id in flips:
+            won.append(card.flipped() if flips[card.id] else card)
         else:
-            (won if card.id in jackpot else discarded).append(card)
+            discarded.append(card)
     points = data["points"] + data["jackpot_points"]
     scored = _scored(state, data["seat"], tuple(won), points)
     return _cleared(_replace(scored, phase=DRAWING), discarded)
@@ -437,8 +444,14 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
         draw_pile=_count_kinds(state.draw_pile, [card], -1),
-        next_id=card.id + 1,
+        next_id=max(state.next_id, card.id + 1),
+        draw_top=None,
     )
+
+
+def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> State:
+    card = _card_from_json(data["card"])
+    return _replace(state, draw_top=card, next_id=card.id + 1)
 
 
 def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
@@ -447,6 +460,7 @@ def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
         draw_pile=state.discard_pile,
         discarded=(),
         refilled=True,
+        draw_top=None,
     )
 
 
@@ -470,6 +484,7 @@ EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], State]] = {
     "FoulScored": _on_foul_scored,
     "FoulPassed": _on_foul_passed,
     "CardDrawn": _on_card_drawn,
+    "TopCardShown": _on_top_card_shown,
     "DiscardReshuffled": _on_discard_reshuffled,
     "TurnPassed": _on_turn_passed,
     "GameEnded": _on_game_ended,
@@ -489,14 +504,15 @@ def evolve(state: State, event: Event) -> State:
 MOVE_FIELDS: dict[str, frozenset[str]] = {
     "play": frozenset({"type", "card", "flip"}),
     "steal": frozenset({"type", "card"}),
-    "score": frozenset({"type", "flip"}),
+    "score": frozenset({"type", "flip", "flip_jackpot"}),
     "direction": frozenset({"type", "reverse"}),
     "foul_score": frozenset({"type", "card", "flip"}),
     "pass": frozenset({"type"}),
 }
 MOVE_SHAPES = (
     '{"type": "play", "card": <id>, "flip": <bool>}, {"type": "steal", "card": <id>}, '
-    '{"type": "score", "flip": <bool>}, {"type": "direction", "reverse": <bool>}, '
+    '{"type": "score", "flip": <bool>, "flip_jackpot": [<id>, ...]}, '
+    '{"type": "direction", "reverse": <bool>}, '
     '{"type": "foul_score", "card": <id>, "flip": <bool>} or {"type": "pass"}'
 )
 
@@ -506,6 +522,8 @@ class ParsedMove(NamedTuple):
     card: int
     flag: bool
     """`flip` or `reverse`; False for moves without one."""
+    flips: frozenset[int] = frozenset()
+    """A score's `flip_jackpot`: the jackpot pink 4s to flip as they are scored."""
 
 
 def parse_move(move: JSON) -> ParsedMove:
@@ -522,7 +540,31 @@ def parse_move(move: JSON) -> ParsedMove:
     flag = move.get("flip", move.get("reverse", False))
     if not isinstance(flag, bool):
         raise RuleError("move-format", "flip and reverse must be true or false")
-    return ParsedMove(kind, card, flag)
+    flips = move.get("flip_jackpot", [])
+    if (
+        not isinstance(flips, list)
+        or not all(isinstance(pink, int) and not isinstance(pink, bool) for pink in flips)
+        or len(set(flips)) != len(flips)
+    ):
+        raise RuleError("move-format", "flip_jackpot must be a list of distinct card ids")
+    return ParsedMove(kind, card, flag, frozenset(flips))
+
+
+def _subsets(ids: list[int]) -> list[list[int]]:
+    """Every subset of `ids`, each in the order of `ids`, smallest first."""
+    return [list(chosen) for size in range(len(ids) + 1) for chosen in combinations(ids, size)]
+
+
+def target_hit_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Before jackpot pink 4s could be flipped, each was scored as it lay: a pink 4."""
+    jackpot = [{"card": card, "flip": False, "face": 4, "pink": True} for card in data["jackpot"]]
+    return {**data, "jackpot": jackpot}
+
+
+EVENT_VERSIONS = {"TargetHit": 2}
+"""Event types whose data changed shape, by current version; the rest are version 1."""
+UPCASTS = (("TargetHit", 1, target_hit_v1_to_v2),)
+"""Every schema step of Krumme10's events: (type, from version, function)."""
 
 
 class _Log:
@@ -535,7 +577,7 @@ class _Log:
         self.state = state
 
     def emit(self, type_: str, data: dict[str, JSON]) -> None:
-        event = Event(type_, data)
+        event = Event(type_, data, EVENT_VERSIONS.get(type_, 1))
         self.events.append(event)
         self.state = EVOLVERS[type_](self.state, data)
 
@@ -602,31 +644,42 @@ def _steal(log: _Log, seat: int, card_id: int) -> None:
     )
 
 
-def _score(log: _Log, seat: int, flip: bool) -> None:
+def jackpot_cards(state: State) -> tuple[Card, ...]:
+    """The pink 4s showing in a display exactly on 15, besides its last card: the jackpot."""
+    if state.target != RAISED_TARGET:
+        return ()
+    return tuple(placed.card for placed in state.display[:-1] if placed.card.face == PINK_FOUR)
+
+
+def _scored_face(card: Card, flip: bool) -> dict[str, JSON]:
+    """How a card is scored: its id, whether it was flipped, and the face that counts."""
+    face = card.back if flip else card.face
+    return {"card": card.id, "flip": flip, "face": VALUE[face], "pink": face == PINK_FOUR}
+
+
+def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
     state = log.state
     if state.phase != CHOICE or state.total != state.target:
         raise RuleError(
             "exactly-on-target",
             f"the display is at {state.total}, its target {state.target}: nothing to score",
         )
-    last = state.display[-1].card
-    face = last.back if flip else last.face
-    jackpot = (
-        [placed.card.id for placed in state.display[:-1] if placed.card.face == PINK_FOUR]
-        if state.target == RAISED_TARGET
-        else []
-    )
+    jackpot = jackpot_cards(state)
+    if not jackpot_flips <= {card.id for card in jackpot}:
+        raise RuleError(
+            "jackpot-flip", "flip_jackpot names only pink 4s of the jackpot (exactly 15)"
+        )
+    # krumme10.md: every card added to points may be flipped, each jackpot pink 4 included.
+    scored = _scored_face(state.display[-1].card, flip)
+    pinks = [_scored_face(card, card.id in jackpot_flips) for card in jackpot]
     log.emit(
         "TargetHit",
         {
             "seat": seat,
-            "card": last.id,
-            "flip": flip,
-            "face": VALUE[face],
-            "pink": face == PINK_FOUR,
-            "points": VALUE[face],
-            "jackpot": jackpot,
-            "jackpot_points": VALUE[PINK_FOUR] * len(jackpot),
+            **scored,
+            "points": scored["face"],
+            "jackpot": pinks,
+            "jackpot_points": sum(pink["face"] for pink in pinks),
         },
     )
 
@@ -685,16 +738,27 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> 
         _draw(log, seat, rng)
 
 
-def _draw(log: _Log, seat: int, rng: Chance) -> bool:
-    """`seat` draws one card; False if that ended the game (the draw pile ran out for good)."""
+def _show_top(log: _Log, rng: Chance) -> None:
+    """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
     state = log.state
-    face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
-    log.emit("CardDrawn", {"seat": seat, "card": card_json(Card(state.next_id, face, back))})
+    if state.draw_pile_size:
+        face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
+        log.emit("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
+
+
+def _draw(log: _Log, seat: int, rng: Chance) -> bool:
+    """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
+    if log.state.draw_top is None:  # a game begun before the top card was shown
+        _show_top(log, rng)
+    assert log.state.draw_top is not None
+    log.emit("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
+    _show_top(log, rng)
     state = log.state
     if state.draw_pile_size or state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
         log.emit("DiscardReshuffled", {"cards": len(state.discarded)})
+        _show_top(log, rng)
         if log.state.draw_pile_size:
             return True
     log.emit("GameEnded", {"reason": "draw-pile-empty"})
@@ -756,6 +820,7 @@ class Krumme10:
     """Krumme10 behind the rules contract."""
 
     info: GameInfo = INFO
+    upcasts = UPCASTS
 
     def initial_state(self, players: int, options: Mapping[str, JSON]) -> State:
         pink_fours = options.get(PINK_FOURS.name, PINK_FOURS.default)
@@ -779,7 +844,9 @@ class Krumme10:
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
-        return events
+        log = _Log(reduce(evolve, events, self.initial_state(players, options)))
+        _show_top(log, rng)
+        return [*events, *log.events]
 
     def evolve(self, state: State, event: Event) -> State:
         return evolve(state, event)
@@ -819,7 +886,12 @@ class Krumme10:
         if phase != CHOICE:
             return []
         if state.total == state.target:
-            moves = [{"type": "score", "flip": flip} for flip in (False, True)]
+            pinks = [card.id for card in jackpot_cards(state)]
+            moves = [
+                {"type": "score", "flip": flip, "flip_jackpot": flips}
+                for flip in (False, True)
+                for flips in _subsets(pinks)
+            ]
         else:
             moves = [{"type": "pass"}]
         if state.display[-1].card.face == 1:
@@ -848,7 +920,7 @@ class Krumme10:
             case "steal":
                 _steal(log, seat, parsed.card)
             case "score":
-                _score(log, seat, parsed.flag)
+                _score(log, seat, parsed.flag, parsed.flips)
             case "direction":
                 _direction(log, seat, parsed.flag)
             case "foul_score":
@@ -881,13 +953,14 @@ class Krumme10:
             ),
             "variant": state.variant,
             "refilled": state.refilled,
+            "draw_top": None if state.draw_top is None else _public_card(state.draw_top),
         }
 
     def redact(self, event: Event, seat: int | None) -> Event | None:
         if event.type == "CardsDealt":
             cards = [_strip_back(card) for card in event.data["cards"]]
             return Event(event.type, {**event.data, "cards": cards}, event.v)
-        if event.type == "CardDrawn":
+        if event.type in ("CardDrawn", "TopCardShown"):
             card = _strip_back(event.data["card"])
             return Event(event.type, {**event.data, "card": card}, event.v)
         return event
@@ -943,21 +1016,25 @@ class Krumme10:
 
     def conceal(self, state: State, seat: int | None, rng: Random) -> State:
         # Every seat, the owner included, knows the same: only the backs of cards never flipped
-        # and the draw pile are hidden. Deal those again from their common pool, keeping faces.
+        # and the draw pile below its top card are hidden. Deal those again from their common
+        # pool, keeping faces (the top card's up face too).
         hidden = [card for card in _cards(state) if not card.revealed]
+        top = [] if state.draw_top is None else [state.draw_top]
         pool = _count_kinds(state.draw_pile, hidden, +1)
-        backs, draw_pile = deal_backs(_demand(hidden), pool, rng)
+        backs, below_top = deal_backs(_demand([*hidden, *top]), pool, rng)
 
         def rebacked(card: Card) -> Card:
             return card if card.revealed else card._replace(back=take(backs[card.face], rng))
 
+        new_top = [rebacked(card) for card in top]
         return _replace(
             state,
             hands=tuple(tuple(map(rebacked, hand)) for hand in state.hands),
             display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),
             discarded=tuple(map(rebacked, state.discarded)),
             won=tuple(tuple(map(rebacked, cards)) for cards in state.won),
-            draw_pile=draw_pile,
+            draw_pile=_count_kinds(below_top, new_top, +1),
+            draw_top=new_top[0] if new_top else None,
         )
 
     def sample(
@@ -969,13 +1046,15 @@ class Krumme10:
         rng: Random,
     ) -> State:
         # Every seat sees the same, so `seat` changes nothing. The deck less every card whose
-        # two faces are public is dealt to the unrevealed backs and the draw pile.
+        # two faces are public is dealt to the unrevealed backs (the draw pile's top card's
+        # too) and the rest of the draw pile.
         hands, display = view["hands"], view["display"]
         discarded, won = view["discarded"], view["won"]
+        top = [] if view["draw_top"] is None else [view["draw_top"]]
         public = [*chain.from_iterable(hands), *display, *discarded, *chain.from_iterable(won)]
         supply = list(deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default)))
         demand = [0] * len(VALUE)
-        for card in public:
+        for card in (*public, *top):
             face, back = _face_code(card["face"], card["pink"]), card.get("back")
             if back is None:
                 demand[face] += 1
@@ -990,9 +1069,11 @@ class Krumme10:
             return Card(card["id"], face, _face_code(back["face"], back["pink"]), True)
 
         foul = view["foul"]
+        new_top = [dealt(card) for card in top]
         return _state(
             hands=tuple(tuple(map(dealt, hand)) for hand in hands),
-            draw_pile=draw_pile,
+            draw_pile=_count_kinds(draw_pile, new_top, +1),
+            draw_top=new_top[0] if new_top else None,
             scores=tuple(view["scores"]),
             won=tuple(tuple(map(dealt, cards)) for cards in won),
             discarded=tuple(map(dealt, discarded)),
@@ -1009,8 +1090,9 @@ class Krumme10:
             foul_scorers=() if foul is None else tuple(foul["scorers"]),
             foul_any_card=foul is not None and foul["any_card"],
             refilled=view["refilled"],
-            # The last card drawn is in view: the one reshuffle takes only older cards away.
-            next_id=max((card["id"] for card in public), default=-1) + 1,
+            # The last card drawn (or the top card turned up) is in view: the one reshuffle takes
+            # only older cards away.
+            next_id=max((card["id"] for card in (*public, *top)), default=-1) + 1,
         )
 
 

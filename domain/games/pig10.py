@@ -1,6 +1,6 @@
 """Pig 10 (Zoch, Ayelet Pnueli): play one card a turn onto a shared pile, aim for exactly 10.
 
-Rules as enforced: `shared/rules/pig10.md`. Cards are plain values, so a hand is a sorted tuple of
+Rules as enforced: `docs/rules/pig10.md`. Cards are plain values, so a hand is a sorted tuple of
 values; the draw pile is kept as the multiset of cards not yet dealt, and each draw picks from it
 with the rng `decide` is given, so no future card exists in the state before it is drawn.
 """

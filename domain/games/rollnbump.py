@@ -1,6 +1,6 @@
 """Roll'n Bump: roll up to three times, claim face-up cards with dice, bump weaker claims.
 
-Rules as enforced: `shared/rules/rollnbump.md`. Cards are numbers 0..47 (`colour * 12 + kind`);
+Rules as enforced: `docs/rules/rollnbump.md`. Cards are numbers 0..47 (`colour * 12 + kind`);
 the wire shows them as ids such as `"red-pair"` only once they are face up. The stacks keep just
 their face-up card and how many cards lie face down under it: the next card a stack turns up is
 drawn by `decide` from every card not yet seen (face-down and unused cards are alike to everyone),
@@ -150,8 +150,25 @@ def _kind_points(text: str) -> tuple[int, ...]:
 
 MOST_CARDS = max(stacks * size for stacks, size in STACKS.values())
 """Every player count deals 36 cards into stacks: no seat can win more."""
-BEST_SETS = 3 * set_bonus(CARDS_PER_COLOUR) + set_bonus(1)
-"""Three full colours and the joker alone in the fourth: the highest set bonus 37 cards allow."""
+
+
+def best_set_bonus(most_cards: int) -> int:
+    """The highest set bonus one seat can reach with `most_cards` cards and the joker.
+
+    Searched, not reasoned out: every split of the cards over the colours (at most 12 each), the
+    joker raising any one colour by one. It joins a colour while that holds fewer than 12, and
+    the colour's 12th card may still follow, so a colour can count 13 (12 cards and the joker).
+    """
+    return max(
+        sum(set_bonus(count + (colour == joker)) for colour, count in enumerate(counts))
+        for counts in product(range(CARDS_PER_COLOUR + 1), repeat=len(COLOURS))
+        if sum(counts) <= most_cards
+        for joker in range(len(COLOURS))
+    )
+
+
+BEST_SETS = best_set_bonus(MOST_CARDS)
+"""The highest set bonus any seat can reach (three full colours, one with the joker: 247)."""
 
 INFO = GameInfo(
     id="rollnbump",

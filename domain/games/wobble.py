@@ -1,6 +1,6 @@
 """Wobble: the 138-card shedding game with attacks, defences, Jerk cards and toss-ins out of turn.
 
-Rules as enforced: `shared/rules/wobble.md`. A card is a string code (`cyan:7`, `green:+3`,
+Rules as enforced: `docs/rules/wobble.md`. A card is a string code (`cyan:7`, `green:+3`,
 `swap:cyan/yellow`, `grey:mirror`, `brown:not_me`); identical cards share a code, so a hand is a
 sorted tuple of codes and the draw pile is a count per code: every draw picks from that multiset
 with the rng `decide` is given, so no future card exists in the state before it is drawn.
@@ -223,6 +223,9 @@ INFO = GameInfo(
     summary="Shed your hand onto the discard pile by colour or symbol; attack with +3, Skip and "
     "Magnet, defend with grey cards, jerk the attack away with brown ones, toss in identical cards "
     "out of turn. Fewest minus points win.",
+    # 2: the first dealer is drawn; who just played (and the dealer on the starting card) may
+    # toss in its twin; a Double on a Skip costs only its target, twice.
+    rules_version=2,
 )
 
 DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
@@ -252,6 +255,8 @@ class Attack:
     """Passed on at least once: a Mirror then sends it back to the owner."""
     jerk_open: bool = True
     """No Jerk card has been played on its top card yet."""
+    doubled: int = 0
+    """Doubles played on a Skip stack: each doubles the turns its target loses (only theirs)."""
 
 
 @dataclass(frozen=True)
@@ -270,7 +275,8 @@ class State:
     deck: tuple[int, ...]
     tasks: bool
     score_limit: int
-    first_dealer: int
+    first_dealer: int | None
+    """The first round's dealer; None until the seeded generator has drawn it."""
     scores: tuple[int, ...]
     ring: tuple[int, ...]
     """Seats in clockwise order of the places they sit at (a 0 lets two swap places)."""
@@ -461,20 +467,29 @@ class Wobble:
             deck=deck_counts(options.get("deck", "standard"), bool(options.get("first_game"))),
             tasks=options.get("tasks") == "table",
             score_limit=int(options.get("score_limit", SCORE_LIMIT.default)),
-            # wobble.md: round r is dealt by seat r mod players; a named first seat is the first
-            # round's first player, so the seat before it deals.
-            first_dealer=0 if named_first is None else (int(named_first) - 1) % players,
+            # A named first seat is the first round's first player, so the seat before it deals;
+            # otherwise the generator draws the first dealer at setup.
+            first_dealer=None if named_first is None else (int(named_first) - 1) % players,
             scores=(0,) * players,
             ring=tuple(range(players)),
         )
 
     def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
-        return self._deal(self.initial_state(players, options), 0, rng)
+        state = self.initial_state(players, options)
+        return self._deal(state, 0, state.first_dealer, rng)
 
-    def _deal(self, state: State, round_: int, rng: Chance) -> list[Event]:
-        dealer = (state.first_dealer + round_) % state.players
+    def _deal(self, state: State, round_: int, dealer: int | None, rng: Chance) -> list[Event]:
+        """The events of dealing round `round_`; a `dealer` of None is drawn (the first round)."""
         deck = _multiset(state.deck)
         rng.shuffle(deck)
+        # Grey and brown cards turned up go back and are reshuffled, so the starting card is
+        # simply a uniform pick among the colour cards left.
+        dealt = state.players * HAND_SIZE
+        rest = sorted(card for card in deck[dealt:] if CARD[card].group not in (GREY, BROWN))
+        start = rng.choice(rest)
+        # Drawn last, so the deal and the starting card of a seed stay what they always were.
+        if dealer is None:
+            dealer = rng.randrange(state.players)
         events = [Event("RoundStarted", {"round": round_, "dealer": dealer})]
         events += [
             Event(
@@ -483,11 +498,7 @@ class Wobble:
             )
             for seat in range(state.players)
         ]
-        dealt = state.players * HAND_SIZE
-        # Grey and brown cards turned up go back and are reshuffled, so the starting card is
-        # simply a uniform pick among the colour cards left.
-        rest = sorted(card for card in deck[dealt:] if CARD[card].group not in (GREY, BROWN))
-        events.append(Event("StartCardTurned", {"seat": dealer, "card": rng.choice(rest)}))
+        events.append(Event("StartCardTurned", {"seat": dealer, "card": start}))
         return events
 
     def evolve(self, state: State, event: Event) -> State:
@@ -495,8 +506,10 @@ class Wobble:
         match event.type:
             case "RoundStarted":
                 n = state.players
+                first_dealer = data["dealer"] if data["round"] == 0 else state.first_dealer
                 return replace(
                     state,
+                    first_dealer=first_dealer,
                     round=data["round"],
                     dealer=data["dealer"],
                     direction=1,
@@ -607,11 +620,14 @@ class Wobble:
         state = replace(state, colour=colour, toss=card.code, toss_by=seat)
         if card.group == OFFENSIVE:
             open_attack = state.attack
-            amount = OFFENSIVE_UNITS[card.symbol] * copies
+            amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
             if open_attack is not None:
+                # A stack passed on keeps what was done to it, a Double included.
                 amount += open_attack.amount
+                doubled = open_attack.doubled
             target = next_target(state, seat)
-            attack = Attack(card.symbol, amount, seat, target, seat, passed=open_attack is not None)
+            passed = open_attack is not None
+            attack = Attack(card.symbol, amount, seat, target, seat, passed, doubled=doubled)
             return replace(state, phase=ATTACK, turn=None, attack=attack)
         if card.symbol == REVERSE and copies % 2:
             state = replace(state, direction=-state.direction)
@@ -692,6 +708,10 @@ class Wobble:
         )
         attack = replace(attack, jerk_open=False)
         if symbol == DOUBLE:
+            # wobble.md: a doubled Skip costs its target twice the turns and nobody else any,
+            # so it is kept apart from the stack's Skips; other effects simply double.
+            if attack.symbol == SKIP:
+                return replace(state, attack=replace(attack, doubled=attack.doubled + 1))
             return replace(state, attack=replace(attack, amount=attack.amount * 2))
         if symbol == CAPTURE:
             assert target is not None
@@ -706,7 +726,8 @@ class Wobble:
         """The open attack hits `victims` (drawn cards follow as their own events).
 
         `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
-        target and the player after them one turn each.
+        target and the player after them one turn each. A Double on a Skip doubles only the
+        turns the target itself loses.
         """
         attack = state.attack
         assert attack is not None
@@ -723,14 +744,18 @@ class Wobble:
             elif symbol in DRAW_ATTACKS and state.tasks:
                 steps.append(Step(TASK, victim, victim))
         if symbol == SKIP:
+            factor = 2**attack.doubled
             if not one_each:
+                skipped = [0] * state.players
                 seat = victims[0]
                 for _ in range(amount):
-                    lost[seat] += 1
+                    skipped[seat] += 1
                     seat = next_target(state, seat)
+                skipped[victims[0]] *= factor
+                lost = [turns + more for turns, more in zip(lost, skipped, strict=True)]
             else:
                 for victim in victims:
-                    lost[victim] += amount
+                    lost[victim] += amount * factor
         state = replace(state, scores=tuple(scores), lost=tuple(lost), away=tuple(away), toss=None)
         if steps:
             return replace(state, phase=RESOLVE, steps=tuple(steps))
@@ -807,9 +832,9 @@ class Wobble:
         return [
             seat
             for seat in range(state.players)
-            if seat not in (mover, state.toss_by)
-            and not state.away[seat]
-            and state.toss in state.hands[seat]
+            # The mover simply plays the card; whoever played it last (the dealer on the start
+            # card included) may toss in its own twin like anyone else.
+            if seat != mover and not state.away[seat] and state.toss in state.hands[seat]
         ]
 
     @staticmethod
@@ -1041,7 +1066,8 @@ class Wobble:
             {"round": state.round, "points": round_points, "scores": scores, "final": final},
         )
         if not final:
-            for event in self._deal(events.state, state.round + 1, rng):
+            dealer = (state.dealer + 1) % state.players
+            for event in self._deal(events.state, state.round + 1, dealer, rng):
                 events.add(event.type, event.data)
 
     # -- refusing -------------------------------------------------------------------------------
@@ -1150,8 +1176,6 @@ class Wobble:
         if kind == "toss":
             if state.toss is None:
                 return RuleError("toss-in-window", "the toss-in window is closed")
-            if seat == state.toss_by:
-                return RuleError("toss-in-own-card", "play both identical cards together instead")
             if cards[0] != state.toss:
                 return RuleError(
                     "toss-in-identical", f"only the identical {state.toss} is tossed in"
@@ -1213,6 +1237,7 @@ class Wobble:
                 "directed_by": attack.directed_by,
                 "passed": attack.passed,
                 "jerk_allowed": attack.jerk_open,
+                "doubled": attack.doubled,
             },
             "pending": [
                 {"kind": step.kind, "seat": step.seat, "subject": step.subject}
@@ -1351,6 +1376,7 @@ class Wobble:
                 attack["directed_by"],
                 attack["passed"],
                 attack["jerk_allowed"],
+                attack["doubled"],
             ),
             steps=tuple(Step(step["kind"], step["seat"], step["subject"]) for step in pending),
             toss=None if toss is None else toss["card"],

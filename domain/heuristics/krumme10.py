@@ -228,12 +228,21 @@ def play_value(table: Table, move: JSON) -> float:
 
 def score_value(table: Table, move: JSON) -> float:
     """Exactly on target: the last card counts (flipped if its back is worth more), with the
-    jackpot on 15."""
+    jackpot on 15, each of its pink 4s flipped if that pays on average (a 3 or a 5 behind)."""
     view = table.view
     *before, last = view["display"]
     face, back = face_code(last), back_code(last)
     points = flipped_value(table, face, back) if move["flip"] else VALUE[face]
-    return table.worth[table.seat] * (points + jackpot(pinks_showing(before), view["target"]))
+    if view["target"] == RAISED_TARGET:
+        flips = set(move.get("flip_jackpot", ()))
+        points += sum(
+            flipped_value(table, PINK_FOUR, back_code(card))
+            if card["id"] in flips
+            else VALUE[PINK_FOUR]
+            for card in before
+            if card["pink"]
+        )
+    return table.worth[table.seat] * points
 
 
 def steal_value(table: Table, move: JSON) -> float:

@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { h } from "./dom.js";
 import { lobbyPage } from "./lobby.js";
 import { replayPage } from "./replay.js";
+import { rulesPage } from "./rules.js";
 import { joinPage, tablePage } from "./table.js";
 
 const main = document.getElementById("content");
@@ -13,6 +14,7 @@ let leaving = null;
 
 const ROUTES = [
   [/^\/?$/, () => (signal) => lobbyPage(main, signal, games)],
+  [/^\/rules\/([^/]+)$/, (id) => (signal) => rulesPage(main, id, signal, games)],
   [/^\/tables\/([^/]+)\/join\/(\d+)$/, (id, seat) => () => joinPage(main, id, Number(seat))],
   [/^\/tables\/([^/]+)\/watch$/, (id) => (signal, query) => tablePage(main, id, query, signal, games, true)],
   [/^\/tables\/([^/]+)\/replay(?:\/(\d+))?$/, (id, version) => (signal) => replayPage(main, id, Number(version), signal, games)],

@@ -80,7 +80,7 @@ function gameCard(game, bots, nameInput) {
     }
   } },
   h("h3", { id: id("title") }, game.title),
-  h("p", { class: "summary" }, game.summary),
+  h("p", { class: "summary" }, game.summary, " ", h("a", { href: `#/rules/${game.id}` }, `How to play ${game.title}`)),
   h("p", {}, h("label", { for: id("seats") }, "Players "), seatsSelect, ` (${game.min_players} to ${game.max_players})`),
   seatRows,
   optionInputs.length ? h("details", {}, h("summary", {}, "Options"), optionInputs.map((input) => input.node)) : null,

@@ -63,6 +63,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const log = h("ol", { class: "log", "aria-label": "What happened", reversed: true });
   const connection = h("span", { class: "connection" }, "connecting…");
   const title = h("h1", {}, "Table");
+  const howToPlay = h("a", { href: "#/" }, "How to play");
   main.replaceChildren(h("section", { class: "table-page" },
     h("div", { class: "title-row" }, title, connection),
     banner, feedback,
@@ -71,7 +72,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         heldNumbers.length > 1 ? seatSwitcher(tableId, heldNumbers, seat) : null,
         h("nav", { class: "links", "aria-label": "This table" },
           h("a", { href: `#/tables/${tableId}/replay` }, "Replay"), " ",
-          h("a", { href: `#/tables/${tableId}/watch` }, "Watch as spectator"))),
+          h("a", { href: `#/tables/${tableId}/watch` }, "Watch as spectator"), " ",
+          howToPlay)),
       h("div", { class: "play" }, board, choices)),
     invites,
     h("section", { class: "log-section" }, h("h2", {}, "Log"), log)));
@@ -85,6 +87,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     const module = gameModule(table.game);
     const ctx = contextOf(table, games, legal);
     title.textContent = ctx.game ? ctx.game.title : table.game;
+    howToPlay.setAttribute("href", `#/rules/${encodeURIComponent(table.game)}`);
     document.title = `${title.textContent} · Spieltisch`;
     banner.textContent = turnText(table, ctx);
     const myTurn = table.status === "running" && ctx.moves.length > 0;

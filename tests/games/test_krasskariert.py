@@ -1,4 +1,4 @@
-"""Krass Kariert rule tests: hand-built positions pinned against `shared/rules/krasskariert.md`.
+"""Krass Kariert rule tests: hand-built positions pinned against `docs/rules/krasskariert.md`.
 
 Sections follow the rules file's paragraphs. Every test talks to the engine through the `RULES`
 contract; positions are built with `table(...)`, cards written in their wire form (1..12, "X",
@@ -30,7 +30,7 @@ from domain.games.krasskariert import (
     Play,
     State,
 )
-from domain.rules import JSON, Event
+from domain.rules import JSON, Event, RuleError
 from tests.games.refusals import refused_rule
 
 SEED = 54
@@ -328,6 +328,19 @@ def test_equal_or_lower_does_not_beat(
 ) -> None:
     state = table([12], [*cards, 6], [2], trick=[(0, [], lying[0], lying[1])])
     assert broken_rule(state, 1, play(0, len(cards), kind, rank)) == "must-beat"
+
+
+@pytest.mark.parametrize(
+    ("cards", "rank", "reminded"),
+    [pytest.param([8], 8, True, id="equal"), pytest.param([7], 7, False, id="lower")],
+)
+def test_only_an_equal_play_is_reminded_that_equal_does_not_beat(
+    cards: list[Card], rank: int, reminded: bool
+) -> None:
+    state = table([12], [*cards, 6], [2], trick=[(0, [], "single", 8)])
+    with pytest.raises(RuleError) as refused:
+        RULES.decide(state, 1, play(0, 1, "single", rank), Random(SEED))
+    assert ("equal does not beat" in refused.value.detail) is reminded
 
 
 def test_cards_of_a_combination_must_be_adjacent() -> None:
@@ -667,7 +680,7 @@ def test_drawn_cards_are_hidden_from_the_others() -> None:
         assert "drawn" not in RULES.view(state, seat)
     assert RULES.redact(drawn_event, 0) == drawn_event
     _, events = act(state, 0, insert(1))
-    assert RULES.redact(events[0], 1) == Event("CardInserted", {"seat": 0})
+    assert RULES.redact(events[0], 1) == Event("CardInserted", {"seat": 0, "at": 1})
 
 
 def test_the_draw_is_chance_from_cards_nobody_has_seen() -> None:
@@ -862,7 +875,7 @@ def test_the_view_of_a_trick_in_progress() -> None:
     for seat in (0, 2, None):
         redacted = RULES.redact(events[0], seat)
         assert redacted == Event(
-            "CardsPlayed", {"seat": 1, "cards": ["X", 5], "kind": "pair", "rank": 5}
+            "CardsPlayed", {"seat": 1, "at": 0, "cards": ["X", 5], "kind": "pair", "rank": 5}
         )
     view = RULES.view(state, 2)
     assert view == {
@@ -884,7 +897,7 @@ def test_the_view_of_a_trick_in_progress() -> None:
         "draws_left": 0,
         "losers": [],
         "out": [],
-        "taken": [[], [], []],
+        "known": [[], [None], [None, None]],
         "hand": [2, 1],
     }
     json.dumps(view)
@@ -910,29 +923,45 @@ def test_the_view_keeps_the_cards_out_of_play_and_the_reserve_cards_taken() -> N
     state, _ = act(state, 1, take(9, 0))
     view = RULES.view(state, 0)
     assert view["out"] == [], "the trick's cards are still in the middle"
-    assert view["taken"] == [[], [9], []]
-    assert RULES.view(state, 1)["taken"] == view["taken"]
+    assert view["known"] == [[None, None], [9, None, None], [None, None]]
+    assert RULES.view(state, 1)["known"] == view["known"]
     state, _ = act(state, 2, take(12, 2))
     assert RULES.view(state, None)["out"] == [4]
-    assert RULES.view(state, None)["taken"] == [[], [9], [12]]
+    assert RULES.view(state, None)["known"] == [[None, None], [9, None, None], [None, None, 12]]
     state, _ = act(state, 0, play(0, 1, "single", 8))
     state, _ = act(state, 1, play(0, 1, "single", 9))
     state, _ = act(state, 2, play(2, 1, "single", 12))
     view = RULES.view(state, None)
     assert view["out"] == [4, 8, 9, 12]
-    assert view["taken"] == [[], [], []], "the cards played were the reserve cards"
+    assert view["known"] == [[None], [None, None], [None, None]], "the reserve cards were played"
 
 
-def test_a_card_played_of_a_taken_face_may_have_been_the_taken_one() -> None:
+def test_positions_are_public_so_a_known_card_stays_known_until_played() -> None:
+    # Seat 1 takes its reserve 2 in at the front, then plays the 2 it held at position 1:
+    # everyone saw which position it played from, so the reserve 2 is still known.
     state = table([3], [2, 9], [6, 7], reserves=[[], [2], [1]])
     state, _ = act(state, 0, play(0, 1, "single", 3))
     state, _ = act(state, 1, take(2, 0))
     state, _ = act(state, 2, take(1, 0))
-    assert RULES.view(state, None)["taken"] == [[], [2], [1]]
+    assert RULES.view(state, None)["known"] == [[], [2, None, None], [1, None, None]]
     assert state.turn == 1, "seat 0 won with its last card: the next seat clockwise leads"
-    state, _ = act(state, 1, play(1, 1, "single", 2))
-    assert hand(state, 1) == [2, 9], "in truth the reserve 2 is still there"
-    assert RULES.view(state, 2)["taken"] == [[], [], [1]], "but no one else can tell"
+    state, events = act(state, 1, play(1, 1, "single", 2))
+    assert hand(state, 1) == [2, 9]
+    assert RULES.view(state, 2)["known"] == [[], [2, None], [1, None, None]]
+    assert RULES.redact(events[0], 2) == events[0], "a play's position is public"
+
+
+def test_where_a_drawn_card_goes_in_is_public_not_the_card() -> None:
+    state = table([5, "DRAW", 4], [1, 2], [3, 6], reserves=[[], [9], [9]])
+    state, _ = act(state, 0, draw(1))
+    state, _ = act(state, 1, take(9, 2))
+    state, events = act(state, 2, take(9, 0))
+    assert state.turn == 0, "the leader won the trick of DRAW cards only"
+    state, events = act(state, 0, insert(1))
+    (inserted,) = [event for event in events if event.type == "CardInserted"]
+    assert RULES.redact(inserted, 1) == Event("CardInserted", {"seat": 0, "at": 1})
+    assert RULES.view(state, 1)["known"][0] == [None, None, None]
+    assert RULES.view(state, None)["known"][1] == [None, None, 9]
 
 
 def test_a_new_hand_forgets_the_cards_out_and_taken() -> None:
@@ -941,11 +970,11 @@ def test_a_new_hand_forgets_the_cards_out_and_taken() -> None:
     state, _ = act(state, 2, take(2, 0))
     state, _ = act(state, 0, take(1, 0))
     assert RULES.view(state, None)["out"] == [4]
-    assert RULES.view(state, None)["taken"] == [[1], [], [2]]
+    assert RULES.view(state, None)["known"] == [[1, None, None], [None, None], [2, None]]
     state, events = act(state, 1, play(0, 1, "single", 9))
     assert of_type(events, "HandLost") == [{"seats": [2], "reason": "cannot-beat"}]
     assert RULES.view(state, None)["out"] == []
-    assert RULES.view(state, None)["taken"] == [[], [], []]
+    assert all(card is None for row in RULES.view(state, None)["known"] for card in row)
 
 
 def cards_of(counts: Sequence[int]) -> Counter[int]:
@@ -955,7 +984,7 @@ def cards_of(counts: Sequence[int]) -> Counter[int]:
 def test_samples_draw_the_hidden_cards_from_those_nobody_has_seen_played() -> None:
     _, state = dealt(4, SEED)
     rng = Random(SEED)
-    while sum(state.out) < 8 or not state.taken or state.drawn is not None:
+    while sum(state.out) < 8 or not any(map(any, state.known)) or state.drawn is not None:
         seat = state.turn
         assert seat is not None
         state = fold(
@@ -976,8 +1005,10 @@ def test_samples_draw_the_hidden_cards_from_those_nobody_has_seen_played() -> No
         for seat in (1, 2, 3):
             dealt_hidden.update(sample.hands[seat])
         assert dealt_hidden == hidden, "exactly the cards the view leaves unaccounted for"
-        for seat, card in state.taken:
-            assert card in sample.hands[seat], "a reserve card taken stays in its hand"
+        for seat in (1, 2, 3):
+            for at, card in enumerate(state.known[seat]):
+                if card:
+                    assert sample.hands[seat][at] == card, "a known card stays where it is"
         seen_hands.add(sample.hands[1])
     assert len(seen_hands) > 30
 

@@ -1,4 +1,4 @@
-"""Krumme10 rule tests: hand-built positions pinned against `shared/rules/krumme10.md`, paragraph by
+"""Krumme10 rule tests: hand-built positions pinned against `docs/rules/krumme10.md`, paragraph by
 paragraph. The position builders and move shorthands at the top are shared with the other
 `test_krumme10_*` modules.
 """
@@ -23,12 +23,15 @@ from domain.games.krumme10 import (
     RULES,
     STANDARD,
     TARGET,
+    UPCASTS,
     VALUE,
     Card,
     Placed,
     State,
+    _card_from_json,
     deal_backs,
     deck_counts,
+    target_hit_v1_to_v2,
 )
 from domain.rules import JSON, Event, OptionError
 from tests.games.refusals import refused_rule
@@ -71,8 +74,11 @@ def position(
     direction: int = 1,
     refilled: bool = False,
 ) -> State:
-    """A running game with `turn` to play; the display's total is the sum of its faces."""
+    """A running game with `turn` to play; the display's total is the sum of its faces. The
+    draw pile's top card is its first kind in `KINDS` order, the kind's first face up."""
     ids = [c.id for hand in hands for c in hand] + [p.card.id for p in display]
+    next_id = max(ids, default=-1) + 1
+    top = next((Card(next_id, *KINDS[kind]) for kind, n in enumerate(draw) if n), None)
     return State(
         hands=tuple(tuple(sorted(hand, key=lambda c: c.id)) for hand in hands),
         draw_pile=draw,
@@ -88,7 +94,8 @@ def position(
         direction=direction,
         phase=PLAY,
         refilled=refilled,
-        next_id=max(ids, default=-1) + 1,
+        next_id=next_id + (top is not None),
+        draw_top=top,
     )
 
 
@@ -124,8 +131,8 @@ def steal(card_id: int) -> dict[str, JSON]:
     return {"type": "steal", "card": card_id}
 
 
-def score(flip: bool = False) -> dict[str, JSON]:
-    return {"type": "score", "flip": flip}
+def score(flip: bool = False, jackpot: Sequence[int] = ()) -> dict[str, JSON]:
+    return {"type": "score", "flip": flip, "flip_jackpot": list(jackpot)}
 
 
 def direction(reverse: bool) -> dict[str, JSON]:
@@ -234,7 +241,9 @@ def test_card_ids_are_the_dealing_order(seed: int) -> None:
     assert [[c.id for c in hand] for hand in state.hands] == [
         [3 * s, 3 * s + 1, 3 * s + 2] for s in range(5)
     ]
-    assert state.next_id == 15
+    assert state.draw_top is not None
+    assert state.draw_top.id == 15, "the draw pile's top card is turned up next"
+    assert state.next_id == 16
 
 
 def test_orientation_is_random_at_the_shuffle() -> None:
@@ -251,7 +260,7 @@ def test_orientation_is_random_at_the_shuffle() -> None:
 @pytest.mark.parametrize("players", range(2, 7))
 def test_setup_deals_three_cards_each(players: int) -> None:
     events, state = dealt(players, players, first_seat=players - 1)
-    assert types(events) == ["CardsDealt"] * players + ["FirstSeatChosen"]
+    assert types(events) == ["CardsDealt"] * players + ["FirstSeatChosen", "TopCardShown"]
     assert [len(hand) for hand in state.hands] == [3] * players
     assert state.draw_pile_size == 54 - 3 * players
     assert RULES.to_act(state) == {players - 1}
@@ -500,7 +509,11 @@ def test_15_exactly_scores_the_jackpot_of_pink_4s_showing() -> None:
     state = State(**{**state.__dict__, "hands": ((card(1, 4, 5),), *state.hands[1:])})
     after, events = acts(state, (0, play(1)), (0, score()))
     (hit,) = of_type(events, "TargetHit")
-    assert (hit["points"], hit["jackpot"], hit["jackpot_points"]) == (4, [20, 23], 8)
+    assert (hit["points"], hit["jackpot_points"]) == (4, 8)
+    assert hit["jackpot"] == [
+        {"card": 20, "flip": False, "face": 4, "pink": True},
+        {"card": 23, "flip": False, "face": 4, "pink": True},
+    ]
     assert after.scores == (12, 0)
     assert after.discard_pile == kinds((0, 1), (3, P)), "a pink 4 face down is no jackpot"
 
@@ -514,7 +527,8 @@ def test_a_pink_4_landing_on_15_is_the_last_card_not_jackpot_too() -> None:
     )
     after, events = acts(state, (0, play(1)), (0, direction(False)), (0, score(flip=True)))
     (hit,) = of_type(events, "TargetHit")
-    assert (hit["card"], hit["points"], hit["jackpot"]) == (1, 5, [20])
+    assert (hit["card"], hit["points"]) == (1, 5)
+    assert hit["jackpot"] == [{"card": 20, "flip": False, "face": 4, "pink": True}]
     assert after.scores == (9, 0)
 
 
@@ -785,13 +799,92 @@ def test_the_game_ends_the_moment_the_draw_pile_is_empty() -> None:
     assert (result.winners, result.scores) == ((1, 2), (4, 6, 6, 1)), "ties are shared"
 
 
+def test_every_jackpot_pink_4_may_be_flipped_as_it_is_scored() -> None:
+    # krumme10.md: every card added to points may be flipped, jackpot pink 4s included.
+    state = position(
+        [card(1, 4, 5), card(2, 0, 1)],
+        [card(4, 3, 2)],
+        display=[shown(20, P, 5), shown(22, 0, 1), shown(23, P, 3), shown(24, 3, P)],
+        target=15,
+    )
+    on_target, _ = act(state, 0, play(1))
+    moves = RULES.legal_moves(on_target, 0)
+    assert moves[:8] == [
+        score(flip, jackpot) for flip in (False, True) for jackpot in ([], [20], [23], [20, 23])
+    ]
+    after, events = act(on_target, 0, score(False, [20]))
+    (hit,) = of_type(events, "TargetHit")
+    assert hit["jackpot"] == [
+        {"card": 20, "flip": True, "face": 5, "pink": False},
+        {"card": 23, "flip": False, "face": 4, "pink": True},
+    ]
+    assert (hit["points"], hit["jackpot_points"]) == (4, 9)
+    assert after.scores == (13, 0)
+    won = {card.id: card for card in after.won[0]}
+    assert won[20] == Card(20, 5, P, True), "the flipped pink 4's back is public now"
+    assert won[23] == Card(23, P, 3)
+    assert broken_rule(on_target, 0, score(False, [22])) == "jackpot-flip"
+    assert broken_rule(on_target, 0, score(False, [20, 20])) == "move-format"
+
+
+def test_an_old_target_hit_is_read_with_its_jackpot_unflipped() -> None:
+    old = {"seat": 0, "card": 1, "flip": False, "face": 4, "pink": False, "points": 4}
+    upcast = target_hit_v1_to_v2({**old, "jackpot": [20, 23], "jackpot_points": 8})
+    assert upcast["jackpot"] == [
+        {"card": 20, "flip": False, "face": 4, "pink": True},
+        {"card": 23, "flip": False, "face": 4, "pink": True},
+    ]
+    assert (("TargetHit", 1, target_hit_v1_to_v2),) == UPCASTS
+
+
+def test_the_draw_piles_top_card_shows_its_up_face_to_everyone() -> None:
+    events, state = dealt(3, SEED)
+    (shown_top,) = of_type(events, "TopCardShown")
+    top = state.draw_top
+    assert top is not None
+    assert shown_top["card"]["id"] == top.id == 9
+    for seat in (None, 0, 1, 2):
+        assert RULES.view(state, seat)["draw_top"] == {
+            "id": top.id,
+            "face": VALUE[top.face],
+            "pink": top.face == P,
+        }
+        redacted = RULES.redact(events[-1], seat)
+        assert redacted is not None
+        assert "back" not in redacted.data["card"], "its back stays unknown"
+    seat = state.turn
+    assert seat is not None
+    after, drawn = act(state, seat, play(state.hands[seat][0].id))
+    (got,) = of_type(drawn, "CardDrawn")
+    assert _card_from_json(got["card"]) == top, "the drawer gets the top card, face as shown"
+    assert after.draw_top is not None
+    assert after.draw_top.id == top.id + 1
+    assert types(drawn)[types(drawn).index("CardDrawn") + 1] == "TopCardShown"
+
+
+def test_the_last_card_drawn_leaves_no_top_card() -> None:
+    state = position(
+        [card(1, 3, 2), card(2, 0, 1), card(3, 1, 0)], [card(4, 3, 2)], draw=kinds((1, 2))
+    )
+    assert state.draw_top == Card(5, 1, 2)
+    over, events = act(state, 0, play(1))
+    assert types(events) == ["CardPlayed", "CardDrawn", "GameEnded"]
+    assert over.draw_top is None
+    assert RULES.view(over, None)["draw_top"] is None
+
+
 def test_a_foul_scorers_draw_can_end_the_game() -> None:
     fouled, _ = act(foul_table(), 0, play(1))
-    fouled = State(**{**fouled.__dict__, "draw_pile": kinds((5, 0))})
+    top = Card(fouled.next_id, 5, 0)
+    fouled = State(**{**fouled.__dict__, "draw_pile": kinds((5, 0)), "draw_top": top})
+    assert fouled.foul_scorers == (1, 2, 3)
     over, events = act(fouled, 1, foul_score(5))
     assert types(events) == ["FoulScored", "CardDrawn", "GameEnded"]
     assert RULES.result(over) is not None
-    assert RULES.to_act(over) == frozenset()
+    assert RULES.to_act(over) == frozenset(), (
+        "the foul round ends with the game: 2 and 3 get nothing"
+    )
+    assert over.scores[2:] == (0, 0)
 
 
 def test_too_short_reshuffles_the_discard_pile_once() -> None:
@@ -803,7 +896,13 @@ def test_too_short_reshuffles_the_discard_pile_once() -> None:
         discard=[card(30, 5, 0), card(31, 0, 1)],
     )
     after, events = act(state, 0, play(1))
-    assert types(events) == ["CardPlayed", "CardDrawn", "DiscardReshuffled", "TurnPassed"]
+    assert types(events) == [
+        "CardPlayed",
+        "CardDrawn",
+        "DiscardReshuffled",
+        "TopCardShown",
+        "TurnPassed",
+    ]
     assert of_type(events, "DiscardReshuffled") == [{"cards": 2}]
     assert (after.draw_pile, sum(after.discard_pile), after.refilled) == (
         kinds((5, 0), (0, 1)),

@@ -1,4 +1,4 @@
-"""Pig 10 rule tests: hand-built positions pinned against `shared/rules/pig10.md`.
+"""Pig 10 rule tests: hand-built positions pinned against `docs/rules/pig10.md`.
 
 Every test talks to the engine through the `RULES` contract only; events are folded with
 `RULES.evolve`, randomness comes from seeded `random.Random` instances.

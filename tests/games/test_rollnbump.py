@@ -1,4 +1,4 @@
-"""Roll'n Bump rule tests: hand-built positions pinned against `shared/rules/rollnbump.md`.
+"""Roll'n Bump rule tests: hand-built positions pinned against `docs/rules/rollnbump.md`.
 
 Sections follow the rules file paragraph by paragraph. Every test talks to the engine through
 `RULES`; events are folded with `RULES.evolve`, chance comes from seeded `random.Random`s.
@@ -248,8 +248,22 @@ def test_card_points_option_is_checked(value: object) -> None:
 
 
 def test_score_range_covers_the_best_possible_score() -> None:
-    # 36 quads worth 100, the joker worth 100, three colours of 12 plus the joker, a white 6.
-    assert RULES.info.score_range == (0, 37 * 100 + 3 * 78 + 6)
+    # 36 quads worth 100, the joker worth 100, two colours of 12 and one of 12 plus the joker
+    # (a 13-card set: 91), a white 6.
+    assert RULES.info.score_range == (0, 37 * 100 + 2 * 78 + 91 + 6)
+
+
+def test_a_colour_of_twelve_cards_and_the_joker_is_a_thirteen_card_set() -> None:
+    # The joker joins red while red holds 11; red's 12th card is won later.
+    state = replace(
+        RULES.initial_state(2, {}),
+        won=(tuple(range(36)), ()),
+        joker_holder=0,
+        joker_colour=0,
+    )
+    assert state.colour_counts(0) == [13, 12, 12, 0]
+    assert state.score_parts(0)["sets"] == 91 + 2 * 78
+    assert RULES.scores(state)[0] <= RULES.info.score_range[1]
 
 
 # --- setup ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Wobble rule tests: hand-built positions pinned against `shared/rules/wobble.md`, paragraph by
+"""Wobble rule tests: hand-built positions pinned against `docs/rules/wobble.md`, paragraph by
 paragraph (the section names below follow the rules file).
 
 Every test talks to the engine through the `RULES` contract; events are folded with
@@ -263,11 +263,28 @@ def test_deal_six_hidden_cards_each_and_turn_up_a_colour_card() -> None:
         )
 
 
-def test_the_dealer_is_round_mod_players_and_the_next_player_starts() -> None:
+def test_the_dealer_deals_and_the_next_player_starts() -> None:
     state = start_with("cyan:5")
     assert (state.dealer, state.turn, state.phase) == (0, 1, TURN)
     named = RULES.initial_state(4, INFO.resolve_options(4, {"first_seat": 2}))
     assert named.first_dealer == 1
+    events = RULES.setup(4, INFO.resolve_options(4, {"first_seat": 2}), Random(SEED))
+    assert of_type(events, "RoundStarted") == [{"round": 0, "dealer": 1}]
+
+
+def test_the_first_dealer_is_drawn_not_always_seat_0() -> None:
+    options = INFO.resolve_options(4, {})
+    assert RULES.initial_state(4, options).first_dealer is None
+    dealers = {
+        of_type(RULES.setup(4, options, Random(seed)), "RoundStarted")[0]["dealer"]
+        for seed in range(40)
+    }
+    assert dealers == {0, 1, 2, 3}
+    events = RULES.setup(4, options, Random(SEED))
+    state = fold(RULES.initial_state(4, options), events)
+    dealer = of_type(events, "RoundStarted")[0]["dealer"]
+    assert state.first_dealer == state.dealer == dealer
+    assert of_type(events, "StartCardTurned")[0]["seat"] == dealer
 
 
 def test_the_starting_card_counts_as_played_by_the_dealer() -> None:
@@ -480,6 +497,30 @@ def test_a_tossed_in_action_acts_as_if_the_tosser_played_it() -> None:
     after, _ = act(state, 2, {"type": "toss", "cards": ["cyan:reverse"]})
     assert after.direction == 1
     assert after.turn == 3
+
+
+def test_who_just_played_may_toss_in_its_own_twin() -> None:
+    state = position(
+        ["cyan:5", "green:3"],
+        ["green:1"],
+        [FILLER],
+        turn=1,
+        toss="cyan:5",
+        toss_by=0,
+    )
+    assert RULES.legal_moves(state, 0) == [{"type": "toss", "cards": ["cyan:5"]}]
+    after, _ = act(state, 0, {"type": "toss", "cards": ["cyan:5"]})
+    assert (after.turn, after.toss_by) == (1, 0)
+    assert after.hands[0] == ("green:3",)
+
+
+def test_the_dealer_may_toss_in_the_twin_of_the_starting_card() -> None:
+    state = start_with("cyan:5")
+    state = replace(state, hands=(("cyan:5", FILLER), *state.hands[1:]))
+    assert (state.toss, state.toss_by) == ("cyan:5", 0)
+    assert RULES.legal_moves(state, 0) == [{"type": "toss", "cards": ["cyan:5"]}]
+    after, _ = act(state, 0, {"type": "toss", "cards": ["cyan:5"]})
+    assert after.turn == 1
 
 
 def test_grey_and_brown_cards_are_never_tossed_in() -> None:
@@ -884,6 +925,85 @@ def test_double_doubles_the_whole_stack_and_on_magnet_means_two_numbers() -> Non
     after, _ = act(after, 1, {"type": "name", "number": 1})
     assert after.hands[1] == ("green:1", "green:5", FILLER)
     assert after.named == (1, 5)
+
+
+def test_a_double_on_a_skip_makes_the_target_skip_twice_and_nobody_else_in_three() -> None:
+    # The seed: with Double on a Skip "the player skips twice"; its Jerk player loses nothing.
+    state = attacked(
+        ["cyan:1", "cyan:2"],
+        [FILLER, FILLER],
+        ["brown:double", "cyan:5", "cyan:6"],
+        symbol="skip",
+        amount=1,
+        owner=0,
+        target=1,
+    )
+    doubled, _ = act(state, 2, {"type": "jerk", "card": "brown:double"})
+    assert doubled.attack is not None
+    assert (doubled.attack.amount, doubled.attack.doubled) == (1, 1)
+    assert RULES.view(doubled, None)["attack"]["doubled"] == 1
+    after, _ = act(doubled, 1, {"type": "accept"})
+    assert after.turn == 2, "the Double's own player keeps its turn"
+    assert after.lost == (0, 1, 0), "the target still loses its next turn too"
+    after, _ = act(after, 2, play("cyan:5"))
+    after, _ = act(after, 0, play("cyan:1"))
+    assert after.turn == 2, "seat 1 skips a second time"
+    assert after.lost == (0, 0, 0)
+
+
+def test_a_double_on_a_skip_in_two_players_does_not_cancel_it() -> None:
+    state = attacked(
+        ["cyan:1", "cyan:2", "cyan:3"],
+        ["brown:double", FILLER],
+        symbol="skip",
+        amount=1,
+        owner=0,
+        target=1,
+    )
+    doubled, _ = act(state, 1, {"type": "jerk", "card": "brown:double"})
+    after, _ = act(doubled, 1, {"type": "accept"})
+    assert after.turn == 0
+    after, _ = act(after, 0, play("cyan:1"))
+    assert after.turn == 0, "seat 1 loses both of its next turns"
+    after, _ = act(after, 0, play("cyan:2"))
+    assert after.turn == 1
+
+
+def test_a_skip_pair_doubled_skips_the_target_twice_and_the_next_player_once() -> None:
+    state = attacked(
+        ["green:1"],
+        [FILLER],
+        ["brown:double", FILLER],
+        [FILLER],
+        symbol="skip",
+        amount=2,
+        owner=0,
+        target=1,
+    )
+    doubled, _ = act(state, 2, {"type": "jerk", "card": "brown:double"})
+    after, _ = act(doubled, 1, {"type": "accept"})
+    assert after.turn == 3
+    assert after.lost == (0, 1, 0, 0), "seat 1 has lost one of its two turns, seat 2 its one"
+
+
+def test_not_me_after_a_doubled_skip_stack_costs_every_victim_twice() -> None:
+    state = attacked(
+        ["green:1"],
+        ["magenta:skip", FILLER],
+        ["brown:double", FILLER],
+        [FILLER, "brown:not_me"],
+        symbol="skip",
+        amount=1,
+        owner=0,
+        target=1,
+    )
+    doubled, _ = act(state, 2, {"type": "jerk", "card": "brown:double"})
+    passed, _ = act(doubled, 1, {"type": "pass", "cards": ["magenta:skip"]})
+    assert passed.attack is not None
+    assert (passed.attack.amount, passed.attack.doubled, passed.attack.target) == (2, 1, 2)
+    after, _ = act(passed, 3, {"type": "jerk", "card": "brown:not_me"})
+    assert after.turn == 3
+    assert after.lost == (4, 4, 3, 0)
 
 
 def test_one_jerk_per_offensive_card_never_by_its_owner_a_new_card_reopens() -> None:

@@ -116,7 +116,8 @@ function seatRow(state, ctx, seat, startingChips) {
   const size = state.hand_sizes[seat];
   const acting = state.turn === seat;
   const reserve = state.reserves[seat];
-  const known = state.taken[seat];
+  // Everyone saw a reserve card go in face up, and where; positions move with the hand.
+  const known = state.known[seat].flatMap((value, at) => (value === null ? [] : [`card ${at + 1} is ${cardLabel(value)}`]));
   let status = null;
   if (state.losers.includes(seat)) status = h("span", { class: "badge lost" }, "lost the game");
   else if (acting) status = h("span", { class: "badge turn" }, "▶ to play");
@@ -132,7 +133,7 @@ function seatRow(state, ctx, seat, startingChips) {
           h("span", { class: "hint", "aria-hidden": "true" }, reserve.length ? "reserve" : "no reserve"),
           reserve.map((value) => kkCard(value, { small: true, label: `reserve ${cardLabel(value)}` })))),
     seat !== ctx.seat && known.length
-      ? h("p", { class: "hint" }, `Known in hand (taken from reserve): ${known.map(cardLabel).join(", ")}`)
+      ? h("p", { class: "hint" }, `Known in hand (taken from reserve): ${known.join(", ")}`)
       : null);
 }
 
@@ -220,14 +221,17 @@ export const krasskariert = {
     const who = seatName(ctx, data.seat);
     switch (event.type) {
       case "HandStarted": return `Hand ${data.hand} dealt: ${seatName(ctx, data.leader)} leads`;
-      case "CardsPlayed": return `${who} played ${combination(data.kind, data.rank)}${data.cards.length > 1 || data.cards[0] === "X" ? ` (${data.cards.join(", ")})` : ""}`;
-      case "ReserveTaken": return `${who} passed and took reserve ${cardLabel(data.card)} into the hand`;
+      case "CardsPlayed": return `${who} played ${combination(data.kind, data.rank)}${data.cards.length > 1 || data.cards[0] === "X" ? ` (${data.cards.join(", ")})` : ""}`
+        + (data.at === undefined ? "" : ` from card ${data.at + 1}`);
+      case "ReserveTaken": return `${who} passed and took reserve ${cardLabel(data.card)} into the hand`
+        + (data.at === undefined ? "" : ` as card ${data.at + 1}`);
       case "TrickWon": {
         const how = { stop: " with a STOP card", highest: "", lead: " as its leader (only DRAW cards were played)" }[data.reason] ?? "";
         return `${who} won the trick${how}${data.draws ? ` and draws ${plural(data.draws, "card")}` : ""}`;
       }
       case "CardDrawn": return data.card === undefined ? null : `${who} drew ${cardLabel(data.card)}`;
-      case "CardInserted": return data.at === undefined ? `${who} inserted a drawn card` : `${who} inserted ${cardLabel(data.card)} as card ${data.at + 1}`;
+      case "CardInserted": return data.card === undefined
+        ? `${who} inserted a drawn card as card ${data.at + 1}` : `${who} inserted ${cardLabel(data.card)} as card ${data.at + 1}`;
       case "TrickStarted": return `${seatName(ctx, data.leader)} leads the next trick`;
       case "HandLost": {
         const seats = data.seats.map((seat) => seatName(ctx, seat)).join(" and ");

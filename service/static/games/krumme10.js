@@ -154,6 +154,8 @@ function pilesRow(state) {
   return h("div", { class: "row k10-piles" },
     h("span", { class: "k10-pile", role: "img", "aria-label": `draw pile, ${plural(state.draw_pile, "card")}` },
       h("span", { "aria-hidden": "true" }, `Draw ${state.draw_pile}`)),
+    // A pile of double-sided cards shows its top card's up face to everyone.
+    state.draw_top ? [" on top:", faceCard(state.draw_top, { small: true, story: ", top of the draw pile, drawn next" })] : null,
     h("span", { class: "k10-discards" }, `Discard pile: ${plural(state.discard_pile, "card")}`,
       top ? [", on top:", faceCard(top, { small: true, story: ", top of the discard pile" })] : null));
 }
@@ -278,11 +280,12 @@ export const krumme10 = {
         ? `${who} reversed: play goes ${data.direction === 1 ? "clockwise" : "counterclockwise"}` : `${who} kept the direction`;
       case "StealDeclined": return `${who} did not steal`;
       case "TargetHit": return `${who} hit the target and scored ${plural(data.points, "point")}${data.flip ? " (flipped)" : ""}`
-        + `${data.jackpot_points ? ` plus a jackpot of ${data.jackpot_points}` : ""}`;
+        + `${data.jackpot.length ? ` plus a jackpot of ${data.jackpot_points}${jackpotFlips(data.jackpot)}` : ""}`;
       case "Fouled": return `${who} went over: ${data.total} of ${data.target}, a foul`;
       case "FoulScored": return `${who} scored ${plural(data.points, "foul point")}${data.flip ? " (flipped)" : ""}`;
       case "FoulPassed": return `${who} took no foul points`;
       case "CardDrawn": return `${who} drew ${faceName(data.card.face, data.card.pink)}`;
+      case "TopCardShown": return `The draw pile now shows ${faceName(data.card.face, data.card.pink)} on top`;
       case "DiscardReshuffled": return `The discard pile (${plural(data.cards, "card")}) became the new draw pile`;
       case "GameEnded": return data.reason === "cards-gone" ? "All cards are played: game over" : "The draw pile is empty: game over";
       default: return null;
@@ -299,13 +302,21 @@ function outcome(state, face) {
   return ` → ${total} of ${target}${verdict}`;
 }
 
+/** How many jackpot pink 4s were flipped as they were scored, in words. */
+function jackpotFlips(jackpot) {
+  const flipped = jackpot.filter((pink) => pink.flip);
+  return flipped.length ? ` (${flipped.map((pink) => faceName(pink.face, pink.pink)).join(", ")} flipped)` : "";
+}
+
 /** Scoring the last card: a click on it, then face up or flipped (with the jackpot at 15). */
 function scoreMove(move, state) {
   const last = lastPlaced(state);
+  const flips = move.flip_jackpot.length;
+  const pinks = flips ? `, ${plural(flips, "jackpot pink 4")} flipped` : "";
   // A state a step behind the moves may not have the card yet: then plain buttons.
-  if (!last) return { picks: [], label: move.flip ? "Score the last card flipped" : "Score the last card" };
+  if (!last) return { picks: [], label: `${move.flip ? "Score the last card flipped" : "Score the last card"}${pinks}` };
   const jackpot = jackpotPoints(state);
-  const bonus = jackpot ? ` + jackpot ${jackpot}` : "";
+  const bonus = jackpot ? ` + jackpot ${jackpot}${pinks}` : "";
   const picks = [`display:${last.id}`];
   const name = faceName(last.face, last.pink);
   if (!move.flip) return { picks, label: `Score ${name} face up${bonus}` };
