@@ -30,6 +30,7 @@ from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat
 from service.views import SPECTATOR
+from tests.bounds import bounded
 from workers.player import Outcome
 from workers.turns import WAITING, bot_queue, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
@@ -412,7 +413,9 @@ def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
     bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
     table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
     deadline = time.monotonic() + 60
-    while (view := client.get(f"/v1/tables/{table['id']}").get_json())["status"] != "finished":
+    for _ in bounded("the game did not end"):
+        if (view := client.get(f"/v1/tables/{table['id']}").get_json())["status"] == "finished":
+            break
         assert time.monotonic() < deadline, f"the bots stopped at version {view['version']}"
         time.sleep(0.02)
     assert client.get(f"/v1/tables/{table['id']}/audit").get_json()["ok"]

@@ -198,7 +198,7 @@ def spieltisch(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_the_spieltisch_command_verifies_as_its_verify_subcommand() -> None:
     command = [str(Path(sys.executable).with_name("spieltisch")), "verify"]
     done = subprocess.run(
-        [*command, str(GOLDEN / "wobble.json"), "--key", str(KEY_FILE)],
+        [*command, str(GOLDEN / "wobble-rules2.json"), "--key", str(KEY_FILE)],
         capture_output=True,
         text=True,
         timeout=60,
