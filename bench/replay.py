@@ -25,8 +25,8 @@ import redis
 from flask import Flask
 
 from bench.common import parser, print_table, ratio, scratch_redis, verdict
-from bench.marathon import MARATHON, MAX_LENGTH
-from domain.games import pig10
+from bench.marathon import MARATHON_GAME, MAX_LENGTH
+from domain.heuristics import pig10
 from domain.registry import GameRegistry
 from service import create_app
 from service.config import Config
@@ -42,7 +42,9 @@ COLD_REPEATS = 5
 
 def new_app(client: redis.Redis) -> Flask:
     """A fresh service (empty cache) on `client`, built as `service.create_app` builds it."""
-    return create_app(Config(), redis_client=client, registry=GameRegistry([pig10.RULES, MARATHON]))
+    return create_app(
+        Config(), redis_client=client, registry=GameRegistry([pig10.GAME, MARATHON_GAME])
+    )
 
 
 def tables(app: Flask) -> TableService:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -50,7 +51,7 @@ def build_runtime(
     """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued;
     `signer` signs export bundles (None: a key of its own, for a process that exports none)."""
     registry = registry or default_registry()
-    bots = default_catalogue(registry)
+    bots = default_catalogue(registry, time.perf_counter)
     webhooks = WebhookClient(config.webhook_timeout_seconds)
     turns = TurnQueue(
         redis,
