@@ -12,11 +12,12 @@ import pytest
 
 from domain.bots import Turn
 from domain.dice import rng_at
-from domain.registry import AnyRules, default_registry
+from domain.registry import AnyRules
 from domain.rules import JSON
 from domain.search import LEVELS, Budget, Clock, SearchBot
+from tests.sixth_game import with_sixth_game
 
-REGISTRY = default_registry()
+REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
 TEST_BUDGET = Budget(iterations=40, seconds=math.inf, horizon=6)
 """No time limit, so a choice depends on nothing but its inputs and seed."""
