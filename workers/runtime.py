@@ -11,7 +11,7 @@ from rq import Queue
 from rq.serializers import JSONSerializer
 
 from domain.catalogue import default_catalogue
-from domain.registry import GameRegistry, default_registry
+from domain.registry import GameRegistry
 from domain.table import Tables
 from events.index import TableIndex
 from events.secrets import SeedVault
@@ -50,7 +50,7 @@ def build_runtime(
 ) -> Runtime:
     """The service over `redis`, queueing bot turns; `wake` is called when a turn is queued;
     `signer` signs export bundles (None: a key of its own, for a process that exports none)."""
-    registry = registry or default_registry()
+    registry = registry or config.registry()
     bots = default_catalogue(registry, time.perf_counter)
     webhooks = WebhookClient(config.webhook_timeout_seconds)
     turns = TurnQueue(
