@@ -16,7 +16,7 @@ import pytest
 from domain.registry import AnyRules
 from domain.table import Tables
 from service import create_app
-from service.config import Config
+from service.config import Config, load_game
 from service.signing import decode_key
 from service.verifier import verify
 from tests.sixth_game import with_sixth_game
@@ -80,3 +80,11 @@ def test_a_game_is_walked_through_the_api_to_its_end(rules: AnyRules, api: Contr
     [key] = api.call("get", "/v1/keys", expect=200).body["keys"]
     report = verify(exported, decode_key(key["public_key"]), Tables(REGISTRY))
     assert report.ok, report.text()
+
+
+def test_the_service_hosts_the_games_its_environment_names() -> None:
+    config = Config.from_env({"SPIELTISCH_EXTRA_GAMES": " tests.sixth_game:GAME ,"})
+    assert config.extra_games == ("tests.sixth_game:GAME",)
+    assert config.registry().ids() == REGISTRY.ids()
+    with pytest.raises(TypeError, match=r"not a domain\.game\.Game"):
+        load_game("tests.sixth_game:RULES")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from random import Random
 from typing import Any
 
@@ -12,7 +13,8 @@ import pytest
 
 from domain.bots import Turn
 from domain.dice import rng_at
-from domain.registry import AnyRules
+from domain.game import SearchTuning
+from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON
 from domain.search import LEVELS, Budget, Clock, SearchBot
 from tests.sixth_game import with_sixth_game
@@ -137,3 +139,15 @@ def test_the_time_budget_stops_the_search() -> None:
     assert bot.choose(turn, Random(0)) in turn.moves
     # The deadline is read once at the start and once before every iteration after the first.
     assert len(sampling.samples) == 3
+
+
+def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move() -> None:
+    """Search reads a game's tuning from its declaration: with infinite doubt it never leaves
+    the move the game's heuristic plays."""
+    declared = REGISTRY.game("sprint")
+    assert declared.heuristic is not None
+    stubborn = replace(declared, search=SearchTuning(doubt=math.inf))
+    bot = SearchBot(TEST_BUDGET, GameRegistry([stubborn]), stopped_clock)
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
+        turn = turn_at(declared.rules, state, seat, players, options)
+        assert bot.choose(turn, Random(index)) == declared.heuristic(turn, Random(index))
