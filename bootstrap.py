@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ import redis
 from flask import Flask
 
 from domain.catalogue import BotCatalogue, default_catalogue
-from domain.registry import GameRegistry, default_registry
+from domain.registry import GameRegistry
 from domain.table import Tables
 from events.index import TableIndex
 from events.repository import TableCache, TableRepository
@@ -82,9 +83,10 @@ def build(
     """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
     signs export bundles (None: a key of its own, for a process that exports none); the rest
     go to `TableCommands` (a clock, id and seed makers)."""
-    registry = registry or default_registry()
+    registry = registry or config.registry()
     tables = Tables(registry)
-    bots = default_catalogue(registry)
+    # The search bot's thinking time is measured by a clock it is given: domain/ reads none.
+    bots = default_catalogue(registry, time.perf_counter)
     views = Views(tables)
     repository = TableRepository(
         EventStore(redis_client, upcasters or default_upcasters(registry)),

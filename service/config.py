@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from domain.game import Game
+from domain.registry import GameRegistry, default_registry
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,14 @@ class Config:
     signing_key: str | None = None
     """The Ed25519 private key (32 bytes, base64 or hex) signing export bundles; required with
     a Redis URL, as every web process must sign with the same key. Embedded, None makes one."""
+    extra_games: tuple[str, ...] = ()
+    """Games to host besides Spieltisch's own, each `module:NAME` naming a `domain.game.Game`
+    (`SPIELTISCH_EXTRA_GAMES`, comma-separated): how the tests add a game without changing the
+    code. Give the web processes and the bot workers the same list."""
+
+    def registry(self) -> GameRegistry:
+        """Spieltisch's games, then `extra_games`."""
+        return default_registry(*map(load_game, self.extra_games))
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Config:
@@ -41,4 +53,18 @@ class Config:
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
             signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
+            extra_games=tuple(
+                path.strip()
+                for path in environ.get("SPIELTISCH_EXTRA_GAMES", "").split(",")
+                if path.strip()
+            ),
         )
+
+
+def load_game(path: str) -> Game:
+    """The `Game` at `path`, `module:NAME`."""
+    module, _, name = path.partition(":")
+    game = getattr(importlib.import_module(module), name)
+    if not isinstance(game, Game):
+        raise TypeError(f"{path} is a {type(game).__name__}, not a domain.game.Game")
+    return game

@@ -28,6 +28,8 @@ ENV = {
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
     # Every gunicorn process must sign exports with the same key; this one is for tests only.
     "SPIELTISCH_SIGNING_KEY": "00" * 32,
+    # The game the tests add (tests/sixth_game.py), hosted as any other: a game is one registration.
+    "SPIELTISCH_EXTRA_GAMES": "tests.sixth_game:GAME",
 }
 ACCESS_LOG = '"%(r)s" %(s)s last-event-id=%({last-event-id}i)s %(a)s'
 """The access log's format: each request with the Last-Event-ID it sent."""

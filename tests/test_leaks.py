@@ -24,13 +24,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from bootstrap import Services, web_app
-from domain.registry import AnyRules, default_registry
+from domain.registry import AnyRules
 from domain.table import Tables
 from events.repository import Loaded
 from service.config import Config
 from service.views import SeatGiven, Shown, Views
+from tests.sixth_game import with_sixth_game
 
-REGISTRY = default_registry()
+REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
 MAX_MOVES = 400
 SPREAD = 9
@@ -72,7 +73,7 @@ def frames(text: str) -> list[Any]:
 
 def new_app() -> Flask:
     config = Config(stream_max_seconds=STREAM_SECONDS, stream_keepalive_seconds=STREAM_SECONDS)
-    return web_app(config, redis_client=fakeredis.FakeRedis())
+    return web_app(config, redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
 
 
 def start_table(app: Flask, rules: AnyRules, players: int) -> Seated:
