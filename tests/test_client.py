@@ -20,7 +20,7 @@ REGISTRY = with_sixth_game()
 
 
 def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: FlaskClient) -> None:
-    response = client.get("/")
+    response = client.get("/", buffered=True)
     assert response.status_code == 200
     assert response.mimetype == "text/html"
     page = response.get_data(as_text=True)
@@ -32,11 +32,11 @@ def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: Fla
 
 
 def test_every_file_the_page_links_is_served(client: FlaskClient) -> None:
-    page = client.get("/").get_data(as_text=True)
+    page = client.get("/", buffered=True).get_data(as_text=True)
     linked = re.findall(r'(?:href|src)="(/static/[^"]+)"', page)
     assert "/static/app.js" in linked
     for path in linked:
-        response = client.get(path)
+        response = client.get(path, buffered=True)
         assert response.status_code == 200, path
         expected = "text/css" if path.endswith(".css") else "text/javascript"
         assert response.mimetype == expected, path
@@ -66,11 +66,11 @@ def test_the_page_is_told_which_games_have_a_table_and_stylesheet(client: FlaskC
     shipped = default_registry().ids()
     assert sorted(listing["tables"]) == sorted(listing["stylesheets"]) == sorted(shipped)
     for game in listing["tables"]:
-        module = client.get(f"/static/games/{game}.js")
+        module = client.get(f"/static/games/{game}.js", buffered=True)
         assert module.mimetype == "text/javascript"
         assert f"export const {game} = " in module.get_data(as_text=True)
     for game in listing["stylesheets"]:
-        assert client.get(f"/static/games/{game}.css").mimetype == "text/css"
+        assert client.get(f"/static/games/{game}.css", buffered=True).mimetype == "text/css"
 
 
 def test_a_game_without_files_of_its_own_is_shown_by_the_generic_table() -> None:
@@ -79,10 +79,10 @@ def test_a_game_without_files_of_its_own_is_shown_by_the_generic_table() -> None
     assert "sprint" in [game["id"] for game in client.get("/v1/games").get_json()]
     listing = client.get("/client/games.json").get_json()
     assert "sprint" not in listing["tables"] + listing["stylesheets"]
-    assert client.get("/static/generic.js").status_code == 200
+    assert client.get("/static/generic.js", buffered=True).status_code == 200
 
 
 def test_an_unknown_static_file_is_a_problem_not_a_crash(client: FlaskClient) -> None:
-    response = client.get("/static/nope.js")
+    response = client.get("/static/nope.js", buffered=True)
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"

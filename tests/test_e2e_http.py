@@ -48,6 +48,8 @@ def server(real_redis: redis.Redis) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> None:
