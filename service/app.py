@@ -19,8 +19,9 @@ from service.routes import api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 
-OPENAPI = Path(__file__).resolve().parent.parent / "openapi.yaml"
-"""The HTTP contract, kept at the top of the repository and served as it is."""
+OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
+"""The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
+in an installed package a copy of it."""
 
 
 def create_app(
