@@ -4,6 +4,7 @@ and the `spieltisch` command (README command 1) serving with gunicorn, not Flask
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -90,3 +91,35 @@ def test_the_spieltisch_command_serves_with_gunicorn(spieltisch_command: tuple[s
     text = log.read_text()
     assert "Booting worker with pid" in text, text
     assert "development server" not in text
+
+
+def readme_section(title: str) -> str:
+    """Every `sh` block of the README's section `title`, in order, as one script."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split(f"\n## {title}\n", 1)[1].split("\n## ", 1)[0]
+    return "\n".join(re.findall(r"```sh\n(.*?)```", section, re.DOTALL))
+
+
+def test_the_curl_walk_through_plays_a_game_as_written(
+    spieltisch_command: tuple[str, Path], tmp_path: Path
+) -> None:
+    """README "Play Pig 10 with curl", run as written against `spieltisch` (only its address
+    and the path of the command differ): every value comes from the API's answers."""
+    base, _ = spieltisch_command
+    script = readme_section("Play Pig 10 with curl")
+    assert "S=http://127.0.0.1:8000/v1" in script
+    script = script.replace("http://127.0.0.1:8000", base).replace(
+        ".venv/bin/spieltisch", str(Path(sys.executable).with_name("spieltisch"))
+    )
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert '"status": "finished"' in done.stdout
+    assert '"ok": true' in done.stdout, "the audit passed"
+    assert done.stdout.rstrip().endswith("VERIFIED: every check holds"), done.stdout[-500:]
