@@ -12,7 +12,7 @@ import redis
 from flask import Flask, Response
 
 from domain.catalogue import BotCatalogue
-from service.client import client
+from service.client import CONTENT_SECURITY_POLICY, client
 from service.config import Config
 from service.errors import register_error_handlers
 from service.routes import api
@@ -22,6 +22,10 @@ from service.tables import TableCommands, TableQueries
 OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
 """The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
 in an installed package a copy of it."""
+
+
+NOTHING_TO_RUN = "default-src 'none'; frame-ancestors 'none'"
+"""The policy of every answer that is not a page: JSON, scripts, the spec."""
 
 
 def create_app(
@@ -45,6 +49,16 @@ def create_app(
     app.register_blueprint(api)
     app.register_blueprint(client)
     register_error_handlers(app)
+
+    @app.after_request
+    def harden(response: Response) -> Response:
+        """No browser guesses a type, and every page keeps to its own origin."""
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        if "Content-Security-Policy" not in response.headers:
+            page = response.mimetype == "text/html"
+            policy = CONTENT_SECURITY_POLICY if page else NOTHING_TO_RUN
+            response.headers["Content-Security-Policy"] = policy
+        return response
 
     @app.get("/openapi.yaml")
     def openapi() -> Response:
