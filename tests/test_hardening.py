@@ -3,6 +3,8 @@ a content policy on everything served."""
 
 from __future__ import annotations
 
+import io
+
 import fakeredis
 import pytest
 from flask.testing import FlaskClient
@@ -64,3 +66,24 @@ def test_every_answer_forbids_sniffing_and_carries_a_content_policy(
         assert "script-src 'self'" in policy
     else:
         assert policy.startswith("default-src 'none'")
+
+
+def test_a_chunked_body_over_the_limit_is_too_large_not_malformed(client: FlaskClient) -> None:
+    """A body without Content-Length (chunked) longer than the limit is a 413, as one with it."""
+    big = b'{"game": "pig10", "seats": 2, "entropy": "' + b"e" * 100_000 + b'"}'
+    answer = client.post(
+        "/v1/tables",
+        input_stream=io.BytesIO(big),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert answer.status_code == 413
+    assert answer.get_json()["type"] == "/problems/body-too-large"
+    small = b'{"game": "pig10", "seats": 2}'
+    answer = client.post(
+        "/v1/tables",
+        input_stream=io.BytesIO(small),
+        headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"},
+        environ_overrides={"wsgi.input_terminated": True},
+    )
+    assert answer.status_code == 201
