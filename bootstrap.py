@@ -35,6 +35,7 @@ from events.upcasting import Upcasters
 from service.app import create_app
 from service.audit import default_upcasters
 from service.config import Config
+from service.limits import limiter_for
 from service.signing import Signer
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
@@ -153,6 +154,7 @@ def web_app(
         commands=services.commands,
         queries=services.queries,
         bots=services.bots,
+        limiter=limiter_for(config),
     )
     app.extensions[SERVICES] = services
     return app

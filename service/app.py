@@ -10,11 +10,13 @@ from typing import Any
 
 import redis
 from flask import Flask, Response
+from flask_limiter import Limiter
 
 from domain.catalogue import BotCatalogue
 from service.client import CONTENT_SECURITY_POLICY, client
 from service.config import Config
 from service.errors import register_error_handlers
+from service.limits import limit_routes
 from service.routes import api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
@@ -35,6 +37,7 @@ def create_app(
     commands: TableCommands,
     queries: TableQueries,
     bots: BotCatalogue | None,
+    limiter: Limiter,
 ) -> Flask:
     """The web app over the given services; `bootstrap.web_app` builds them."""
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
@@ -48,6 +51,7 @@ def create_app(
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
     app.register_blueprint(api)
     app.register_blueprint(client)
+    limit_routes(app, limiter, config)
     register_error_handlers(app)
 
     @app.after_request

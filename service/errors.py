@@ -129,6 +129,7 @@ HTTP_PROBLEMS = {
     406: ProblemType(406, "not-acceptable", "Not Acceptable"),
     413: ProblemType(413, "body-too-large", "Request Entity Too Large"),
     415: ProblemType(415, "unsupported-media-type", "Unsupported Media Type"),
+    429: ProblemType(429, "rate-limited", "Too Many Requests"),
 }
 """Werkzeug's own HTTP errors (unknown routes, wrong methods, bodies too large...), by status."""
 
@@ -195,6 +196,8 @@ def register_error_handlers(app: Flask) -> None:
         if status == 413:
             limit = app.config.get("MAX_CONTENT_LENGTH")
             detail = f"the request body is larger than the limit of {limit} bytes"
+        if status == 429:
+            detail = f"more requests than the limit of {detail}; retry after Retry-After seconds"
         kind = HTTP_PROBLEMS.get(status, ProblemType(status, OTHER_HTTP_ERROR, error.name))
         response = problem_response(kind, detail)
         if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
