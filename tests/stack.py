@@ -67,7 +67,7 @@ class Stack:
         deadline = time.monotonic() + WAIT
         while True:
             try:
-                urllib.request.urlopen(f"{self.base}/health", timeout=1).close()
+                urllib.request.urlopen(f"{self.base}/ready", timeout=1).close()
                 return
             except OSError:
                 assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
