@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import secrets
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -92,6 +93,7 @@ class GameNotFinished(ServiceError):
     """Something only a finished game has (its audit, its export) asked of a running one."""
 
 
+LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
 LIST_SCAN = 10
@@ -141,6 +143,11 @@ class BotSeat:
 
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
+
+    def expect(self, table: Table) -> None:
+        """Before `table` is appended: have the sweep look at it soon, in case `schedule`
+        never runs or fails after the append."""
+        ...
 
     def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]: ...
 
@@ -194,9 +201,9 @@ class TableCommands:
         """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
         carries only its commitment. A table whose every seat is a bot plays itself.
 
-        The table is listed in the index only once its events have landed, so the index never
-        names a table that was not created. A process that dies in between leaves the table
-        unlisted: it is there and plays as any other, but `list_tables` never shows it.
+        The table is listed in the index before its events are appended, so that nothing
+        after the append can fail and an acknowledged table is always listed; an id whose
+        append then failed names no stream, and `list_tables` skips it.
         """
         if game not in self.tables.registry:
             known = self.tables.registry.ids()
@@ -210,9 +217,9 @@ class TableCommands:
             sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot, level=level)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
-        self._commit(table_id, pending)
         if self.index is not None:
             self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))
+        self._commit(table_id, pending)
         return self.views.show(TableOf(pending.after.table), SPECTATOR)
 
     def take_seat(
@@ -341,12 +348,24 @@ class TableCommands:
         idempotency: str | None = None,
         receipt: str = "",
     ) -> Appended | AlreadyAppended:
+        """Append `pending`, then queue its bot turns. Once the append has landed the command
+        is done: a failure to queue is logged, never raised, and the sweep queues them."""
+        table = pending.after.table
+        if self.turns is not None:
+            self.turns.expect(table)
         outcome = self.repository.commit(
             table_id, pending.records, pending.after, idempotency=idempotency, receipt=receipt
         )
         if isinstance(outcome, Appended) and self.turns is not None:
-            table = pending.after.table
-            self.turns.schedule(table, self.tables.may_act(table))
+            try:
+                self.turns.schedule(table, self.tables.may_act(table))
+            except Exception:
+                LOG.exception(
+                    "table %s is stored at version %d, but its bot turns could not be queued; "
+                    "the sweep will queue them",
+                    table_id,
+                    table.version,
+                )
         return outcome
 
 
@@ -396,9 +415,9 @@ class TableQueries:
         may see them: the public outline and when the table was opened.
 
         Ids come from the index; each table is loaded from its stream (through the cache),
-        and an id whose stream is gone is skipped (unless this process has it cached: streams
-        are never deleted in play). Only the `LIST_SCAN * limit` newest ids are looked at, so
-        a rare filter may find fewer than `limit` though older tables match.
+        and an id with no stream (its creation's append failed) is skipped. Only the
+        `LIST_SCAN * limit` newest ids are looked at, so a rare filter may find fewer than
+        `limit` though older tables match.
         """
         if game is not None and game not in self.tables.registry:
             known = self.tables.registry.ids()
@@ -409,7 +428,7 @@ class TableQueries:
             try:
                 table = self.repository.load(table_id).table
             except UnknownTable:
-                continue  # the index outlived the table's stream
+                continue  # listed before its append, which failed
             if status not in (None, table.status.value) or game not in (None, table.game):
                 continue
             found.append((table, created))

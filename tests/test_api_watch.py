@@ -115,7 +115,7 @@ def test_tables_whose_log_is_gone_are_skipped(client: FlaskClient, any_redis: re
 def test_a_table_missing_from_the_index_plays_on_unlisted(
     client: FlaskClient, any_redis: redis.Redis
 ) -> None:
-    """What a process that died between the append and the index write leaves behind."""
+    """What an index that lost an entry (say, with the tail of Redis's writes) leaves behind."""
     game = new_game(client, 2)
     any_redis.zrem(created_index_key(), game.id)
     assert listed(client) == []
