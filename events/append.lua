@@ -3,7 +3,9 @@
 -- ARGV[1]  expected version            ARGV[2]  expected head hash
 -- ARGV[3]  idempotency key ('' = none) ARGV[4]  receipt stored under that key
 -- ARGV[5..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
--- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version}
+-- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version, head hash}: a
+-- conflict reports where the stream really stands, so that a writer whose cached table is ahead
+-- of it or has diverged from it (Redis lost its last writes, or was restored) can tell
 local key = ARGV[3]
 if key ~= '' then
   local receipt = redis.call('HGET', KEYS[2], key)
@@ -24,7 +26,7 @@ if #last > 0 then
   end
 end
 if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
-  return {'conflict', tostring(version)}
+  return {'conflict', tostring(version), head}
 end
 
 local count = (#ARGV - 4) / 2

@@ -152,6 +152,16 @@ class Turns(Protocol):
     def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]: ...
 
 
+def held(loaded: Loaded, caller: Caller) -> Loaded:
+    """`loaded`, if the caller's token still holds its seat there. The seat was found in a table
+    this process had cached; if the stream has since lost the event that gave it (Redis lost
+    its last writes), the token holds nothing, and must not be shown that seat's view."""
+    digest = caller.token_sha256
+    if digest is not None and loaded.table.seat_of(digest) != caller.seat:
+        raise InvalidToken("this token holds no seat at this table")
+    return loaded
+
+
 def seated(caller: Caller) -> int:
     """The caller's seat; `MissingToken` for a spectator."""
     if caller.seat is None:
@@ -238,7 +248,7 @@ class TableCommands:
         seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it.
         The table in it is as the new seat's holder sees it, or for a seat given to a machine,
         as `caller` does."""
-        loaded = self.repository.load(table_id)
+        loaded = held(self.repository.load(table_id), caller)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
         token = None if bot is not None else self.new_token()
@@ -279,7 +289,7 @@ class TableCommands:
         store = self.repository.store
         if key is not None and (first := store.receipt(table_id, key)) is not None:
             return self._replay(first, fingerprint)
-        loaded = self.repository.load(table_id)
+        loaded = held(self.repository.load(table_id), caller)
         if expected_version != loaded.table.version:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
@@ -394,7 +404,11 @@ class TableQueries:
             seat = self.repository.load(table_id).table.seat_of(digest)
         if seat is None:
             raise InvalidToken("this token holds no seat at this table")
-        return Caller(seat)
+        return Caller(seat, digest)
+
+    def load(self, table_id: str, caller: Caller) -> Loaded:
+        """The table as of its latest event, loaded for `caller` (see `held`)."""
+        return held(self.repository.load(table_id), caller)
 
     def current(self, table_id: str) -> tuple[Table, list[int]] | None:
         """The table and every seat that may act now, or None if there is no such table."""
@@ -405,7 +419,7 @@ class TableQueries:
         return table, self.tables.may_act(table)
 
     def view(self, table_id: str, caller: Caller) -> Shown:
-        return self.views.show(TableOf(self.repository.load(table_id).table), caller)
+        return self.views.show(TableOf(self.load(table_id, caller).table), caller)
 
     def seats(self, table_id: str) -> Shown:
         return self.views.show(SeatsOf(self.repository.load(table_id).table), SPECTATOR)
@@ -453,17 +467,17 @@ class TableQueries:
 
     def legal_moves(self, table_id: str, caller: Caller) -> Shown:
         seated(caller)
-        return self.views.show(MovesOf(self.repository.load(table_id).table), caller)
+        return self.views.show(MovesOf(self.load(table_id, caller).table), caller)
 
     def events(self, table_id: str, caller: Caller, after: int) -> Shown:
         """The log after version `after`, as the caller may see it now."""
-        table = self.repository.load(table_id).table
+        table = self.load(table_id, caller).table
         records = self.store.read(table_id, Position(after), until=table.version, verify=False)
         return self.views.show(LogOf(table, records), caller)
 
     def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
         """The caller's view of the table as it stood at `version`."""
-        current = self.repository.load(table_id).table
+        current = self.load(table_id, caller).table
         if not 1 <= version <= current.version:
             raise UnknownVersion(
                 f"table {table_id} has versions 1 to {current.version}, not {version}"
