@@ -130,6 +130,7 @@ class TableRepository:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """Append `records` (sealed on the table's head) and cache `after`, the table they make.
 
@@ -137,7 +138,11 @@ class TableRepository:
         stream stands behind or beside the cached table, the cache forgets it."""
         try:
             outcome = self.store.append_sealed(
-                table_id, list(records), idempotency=idempotency, receipt=receipt
+                table_id,
+                list(records),
+                idempotency=idempotency,
+                receipt=receipt,
+                receipts_ttl=receipts_ttl,
             )
         except ConcurrencyConflict as conflict:
             cached = self.cache.get(table_id)

@@ -88,14 +88,20 @@ class EventStore:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """Append all of `events` or none: only if the stream is at `expected`.
 
         With an `idempotency` key that was used before on this game, nothing is written and the
-        receipt stored with the first append is returned instead.
+        receipt stored with the first append is returned instead. A `receipts_ttl` (seconds)
+        makes all of the game's receipts expire that long after this append.
         """
         return self.append_sealed(
-            game_id, seal(events, meta, expected), idempotency=idempotency, receipt=receipt
+            game_id,
+            seal(events, meta, expected),
+            idempotency=idempotency,
+            receipt=receipt,
+            receipts_ttl=receipts_ttl,
         )
 
     def append_sealed(
@@ -105,6 +111,7 @@ class EventStore:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """`append` for records already numbered and chained by `seal` (onto their first `prev`)."""
         if not records:
@@ -115,6 +122,7 @@ class EventStore:
             expected.head,
             idempotency or "",
             receipt,
+            receipts_ttl,
         ]
         for record in records:
             args += [record.raw, record.hash]

@@ -22,13 +22,14 @@ from typing import Any, Protocol
 
 from domain.catalogue import BotCatalogue, UnknownBot
 from domain.dice import SEED_BYTES, commitment
-from domain.rules import JSON
+from domain.rules import JSON, RuleError
 from domain.table import (
     GAME_FINISHED,
     Command,
     CreateGame,
     MakeMove,
     Table,
+    TableError,
     TakeSeat,
     command_to_json,
 )
@@ -128,7 +129,7 @@ class Pending:
 @dataclass(frozen=True)
 class MoveAnswer:
     shown: Shown
-    replayed: bool
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,14 @@ def held(loaded: Loaded, caller: Caller) -> Loaded:
     return loaded
 
 
+def same_move(stored: str, fingerprint: str) -> None:
+    """Refuse a key sent again with another move (or another expected version)."""
+    if stored != fingerprint:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was already used for a different move; use a new key"
+        )
+
+
 def seated(caller: Caller) -> int:
     """The caller's seat; `MissingToken` for a spectator."""
     if caller.seat is None:
@@ -185,8 +194,10 @@ class TableCommands:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
+        receipts_ttl_seconds: int = 24 * 3600,
     ) -> None:
         self.repository = repository
+        self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
         self.vault = vault
         self.views = views
@@ -282,25 +293,52 @@ class TableCommands:
         expected_version: int,
         idempotency_key: str | None,
     ) -> MoveAnswer:
-        """Decide and append a move; a repeated idempotency key gets the first answer back."""
+        """Decide and append a move; a repeated idempotency key gets the first answer back.
+
+        Of concurrent requests with one key, one is written and every other is answered with
+        its replay: the append script looks the key up before the version, and a request
+        refused before it got there (the table moved on under it) looks again.
+        """
         seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
-        key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
+        if idempotency_key is None:
+            return self._move(
+                table_id, caller, move, expected_version, key=None, fingerprint=fingerprint
+            )
+        key = f"{seat}:{idempotency_key}"
         store = self.repository.store
-        if key is not None and (first := store.receipt(table_id, key)) is not None:
-            return self._replay(first, fingerprint)
+        if (first := store.receipt(table_id, key)) is not None:
+            return self._replay(table_id, caller, first, fingerprint)
+        try:
+            return self._move(
+                table_id, caller, move, expected_version, key=key, fingerprint=fingerprint
+            )
+        except (ConcurrencyConflict, RuleError, TableError):
+            if (first := store.receipt(table_id, key)) is None:
+                raise
+            return self._replay(table_id, caller, first, fingerprint)
+
+    def _move(
+        self,
+        table_id: str,
+        caller: Caller,
+        move: JSON,
+        expected_version: int,
+        *,
+        key: str | None,
+        fingerprint: str,
+    ) -> MoveAnswer:
+        seat = seated(caller)
         loaded = held(self.repository.load(table_id), caller)
         if expected_version != loaded.table.version:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
-        shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
-        receipt = (
-            "" if key is None else json.dumps({"fingerprint": fingerprint, "body": shown.body})
-        )
-        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt)
+        # The receipt names the versions the move appended; a replay shows them again.
+        receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
+        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
         if isinstance(outcome, AlreadyAppended):
-            return self._replay(outcome.receipt, fingerprint)
-        return MoveAnswer(shown, replayed=False)
+            return self._replay(table_id, caller, outcome.receipt, fingerprint)
+        return MoveAnswer(self.views.show(MoveMade(pending.after.table, pending.records), caller))
 
     def play_for(
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
@@ -323,15 +361,21 @@ class TableCommands:
             raise UnknownBot("this service has no bots")
         return self.bots.level(bot, level, game)
 
-    @staticmethod
-    def _replay(receipt: str, fingerprint: str) -> MoveAnswer:
-        first = json.loads(receipt)
-        if first["fingerprint"] != fingerprint:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key was already used for a different move; use a new key"
-            )
-        # The receipt holds the answer built for this very seat: the key is the seat's own.
-        return MoveAnswer(Shown(first["body"]), replayed=True)
+    def _replay(self, table_id: str, caller: Caller, receipt: str, fingerprint: str) -> MoveAnswer:
+        """The answer to the move a receipt records, built again from the log for `caller`
+        (the key is the seat's own, so the caller is the seat that made the move)."""
+        if receipt.startswith("{"):
+            # Written before receipts were compact: it holds the answer itself.
+            legacy = json.loads(receipt)
+            same_move(legacy["fingerprint"], fingerprint)
+            return MoveAnswer(Shown(legacy["body"]), replayed=True)
+        stored, first, last = receipt.split()
+        same_move(stored, fingerprint)
+        records = self.repository.store.read(table_id, START, until=int(last))
+        table = self.tables.fold(record.event for record in records)
+        assert table is not None
+        made = MoveMade(table, records[int(first) - 1 :])
+        return MoveAnswer(self.views.show(made, caller), replayed=True)
 
     def _decide(
         self, loaded: Loaded | None, command: Command, seed: bytes, seat: int | None
@@ -359,12 +403,19 @@ class TableCommands:
         receipt: str = "",
     ) -> Appended | AlreadyAppended:
         """Append `pending`, then queue its bot turns. Once the append has landed the command
-        is done: a failure to queue is logged, never raised, and the sweep queues them."""
+        is done: a failure to queue is logged, never raised, and the sweep queues them. The
+        append that ends the game sets its receipts to expire; its log never does."""
         table = pending.after.table
         if self.turns is not None:
             self.turns.expect(table)
+        ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(
-            table_id, pending.records, pending.after, idempotency=idempotency, receipt=receipt
+            table_id,
+            pending.records,
+            pending.after,
+            idempotency=idempotency,
+            receipt=receipt,
+            receipts_ttl=self.receipts_ttl_seconds if ends else 0,
         )
         if isinstance(outcome, Appended) and self.turns is not None:
             try:

@@ -52,7 +52,7 @@ def appended(result: Appended | AlreadyAppended) -> Appended:
 
 
 def add(
-    store: EventStore, n: int, after: Position = START, game: str = GAME, **options: str
+    store: EventStore, n: int, after: Position = START, game: str = GAME, **options: Any
 ) -> Position:
     """Append `n` events that must land; return the new position."""
     return appended(
