@@ -111,6 +111,7 @@ def build(
         turns=turns,
         bots=bots,
         index=index,
+        receipts_ttl_seconds=config.receipts_ttl_seconds,
         **commands,
     )
     queries = TableQueries(

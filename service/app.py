@@ -70,7 +70,14 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        redis_client.ping()
+        """Liveness: the process serves requests. It asks nothing of Redis, so that an outage
+        of Redis never gets a web process restarted (it recovers by itself)."""
         return {"status": "ok", "embedded": config.redis_url is None}
+
+    @app.get("/ready")
+    def ready() -> dict[str, Any]:
+        """Readiness: Redis answers, so requests can be served; a 503 problem while it does not."""
+        redis_client.ping()
+        return {"status": "ready", "embedded": config.redis_url is None}
 
     return app

@@ -27,6 +27,9 @@ class Config:
     max_streams: int = 24
     """Live streams each web process serves at once; one more is refused with a 503, so that
     long-lived streams never take every thread from the other requests."""
+    receipts_ttl_seconds: int = 24 * 3600
+    """How long a game's idempotency receipts are kept once it has ended (its log is kept for
+    ever): a retry of a move later than that is answered from the table, as stale."""
     signing_key: str | None = None
     """The Ed25519 private key (32 bytes, base64 or hex) signing export bundles; required with
     a Redis URL, as every web process must sign with the same key. Embedded, None makes one."""
@@ -64,6 +67,7 @@ class Config:
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
+            receipts_ttl_seconds=int(number("RECEIPTS_TTL", cls.receipts_ttl_seconds)),
             signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
             rate_limits=environ.get("SPIELTISCH_RATE_LIMITS", "on").lower() != "off",
             limit_tables=environ.get("SPIELTISCH_LIMIT_TABLES", cls.limit_tables),

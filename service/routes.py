@@ -275,7 +275,7 @@ def stream_events(table_id: str) -> Response:
                 "Last-Event-ID must be the id of an event this stream sent: a version number"
             )
         after = int(resume)
-    queries().repository.load(table_id)  # an unknown table is a 404 now, not an empty stream
+    queries().load(table_id, caller)  # an unknown table is a 404 now, not an empty stream
     config: Config = current_app.extensions["spieltisch.config"]
     limit: StreamLimit = current_app.extensions["spieltisch.streams"]
     release = limit.acquire()

@@ -34,7 +34,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     neither a Redis server nor a browser."""
     for item in items:
         used = set(getattr(item, "fixturenames", ()))
-        if used & END_TO_END or item.get_closest_marker("browser"):
+        if (
+            used & END_TO_END
+            or item.get_closest_marker("browser")
+            or item.get_closest_marker("fault")
+        ):
             item.add_marker(pytest.mark.e2e)
         elif "real_redis" in used or item.get_closest_marker("redis"):
             item.add_marker(pytest.mark.integration)

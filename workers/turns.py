@@ -33,6 +33,11 @@ def claim_key(table_id: str, version: int, seat: int) -> str:
     return f"game:{{{table_id}}}:turn:{version}:{seat}"
 
 
+def has_bots(table: Table) -> bool:
+    """Whether any seat of `table` is played by a machine (a built-in bot or a webhook)."""
+    return any(seat and seat.player for seat in table.seats)
+
+
 class TableSource(Protocol):
     """Where the sweep reads tables: the service's `TableQueries`."""
 
@@ -67,9 +72,16 @@ class TurnQueue:
         self.clock = clock
         self.wake = wake
 
+    def expect(self, table: Table) -> None:
+        """Before a change to `table` is appended: unless the table waits already, have the
+        sweep look at it once a claim's time has passed. So if `schedule` fails after the
+        append, or its process dies, the turns it should have queued are queued all the same."""
+        if has_bots(table):
+            self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+
     def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]:
         """Queue the turns of `table`'s bot seats in `may_act` not queued yet; their job ids."""
-        if not any(seat and seat.player for seat in table.seats):
+        if not has_bots(table):
             return []
         bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
         if not bots:
@@ -80,7 +92,7 @@ class TurnQueue:
         with self.redis.pipeline(transaction=False) as pipe:
             for seat in bots:
                 pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=self.claim_ms)
-            pipe.zadd(WAITING, {table.id: self.clock() * 1000 + self.claim_ms})
+            pipe.zadd(WAITING, {table.id: self._due()})
             claimed = pipe.execute()[:-1]
         jobs = [
             Queue.prepare_data(
@@ -100,6 +112,10 @@ class TurnQueue:
         self.queue.enqueue_many(jobs)
         self.wake()
         return [job.job_id for job in jobs]
+
+    def _due(self) -> float:
+        """When a table waiting from now is next looked at by the sweep."""
+        return self.clock() * 1000 + self.claim_ms
 
     def sweep(self, tables: TableSource) -> list[str]:
         """Queue again every outstanding turn whose claim ran out; their job ids."""
