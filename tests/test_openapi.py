@@ -139,9 +139,10 @@ def redis_server() -> fakeredis.FakeServer:
 
 @pytest.fixture
 def app(redis_server: fakeredis.FakeServer) -> Flask:
-    return web_app(
-        Config(max_streams=STREAMS), redis_client=fakeredis.FakeRedis(server=redis_server)
-    )
+    # The walk sends its refusals faster than any client plays; the limits have a phase of their
+    # own (`Walk.flooded`) on a web process of their own.
+    config = Config(max_streams=STREAMS, rate_limits=False)
+    return web_app(config, redis_client=fakeredis.FakeRedis(server=redis_server))
 
 
 # -- the spec and the routes ------------------------------------------------------------------
@@ -707,6 +708,30 @@ class Walk:
         assert self.get("/ready", 200)["status"] == "ready"
         assert self.get(TABLE, 200)["result"] is not None
 
+    def flooded(self, tight: FlaskClient) -> None:
+        """On a web process whose limits allow one request a minute (`tight`), the second of
+        each limited request is refused `429 rate-limited`, with the headers to wait by."""
+        self.api.client = tight
+        self.post(TABLES, 201, body={"game": "pig10", "seats": 2})
+        self.post(TABLES, 429, "rate-limited", body={"game": "pig10", "seats": 2})
+        self.post(SEATS, 409, "seat-unavailable", body={"name": "Cy"})
+        self.post(SEATS, 429, "rate-limited", body={"name": "Cy"})
+        self.move(0, {"card": 1, "mode": "add"}, 2, 409, "stale-version")
+        refused = self.move(0, {"card": 1, "mode": "add"}, 2, 429, "rate-limited")
+        assert int(refused.headers["Retry-After"]) > 0
+        assert refused.headers["RateLimit-Remaining"] == "0"
+        self.get(STREAM, 200)
+        self.get(STREAM, 429, "rate-limited")
+        for route, path in [
+            (EVENTS, {}),
+            (VERSION, {"version": 1}),
+            (SCORES, {}),
+            (AUDIT, {}),
+            (EXPORT, {}),
+        ]:
+            self.get(route, 200, path=path)
+            self.get(route, 429, "rate-limited", path=path)
+
     def stream(self, **request: Any) -> list[dict[str, Any]]:
         """A whole (finished) stream's events, after checking each against its frame."""
         events = []
@@ -874,6 +899,13 @@ def test_walk_a_whole_pig10_game_against_the_spec(
     walk.outage()
     redis_server.connected = True
     walk.recovered()
+    once = "1/minute"
+    tight = Config(
+        limit_tables=once, limit_seats=once, limit_moves=once, limit_streams=once, limit_reads=once
+    )
+    walk.flooded(
+        web_app(tight, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
+    )
 
     assert walk.turns == PIG10_CARDS, "every card is played, one a turn"
     assert walk.rules_seen >= {"move-format", "card-in-hand", "empty-pile", "same-card-same-number"}
