@@ -74,10 +74,15 @@ def any_redis(request: pytest.FixtureRequest) -> redis.Redis:
     return client
 
 
+IN_PROCESS = Config(rate_limits=False)
+"""The settings of the tests' in-process apps: the shipped ones without rate limits, since these
+tests play far faster than any client (tests/test_limits.py and the contract walk test those)."""
+
+
 @pytest.fixture
 def app(fake_redis: redis.Redis) -> Flask:
     """The web app on a fakeredis, without a worker; a test module may override it."""
-    return web_app(Config(), redis_client=fake_redis)
+    return web_app(IN_PROCESS, redis_client=fake_redis)
 
 
 @pytest.fixture

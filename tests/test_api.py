@@ -16,15 +16,15 @@ from werkzeug.test import TestResponse
 
 from bootstrap import web_app
 from events.store import stream_key
-from service.config import Config
 from tests.bounds import bounded
+from tests.conftest import IN_PROCESS
 
 pytestmark = pytest.mark.redis
 
 
 @pytest.fixture
 def app(real_redis: redis.Redis) -> Flask:
-    return web_app(Config(), redis_client=real_redis)
+    return web_app(IN_PROCESS, redis_client=real_redis)
 
 
 @dataclass
@@ -221,8 +221,8 @@ def test_concurrent_moves_at_one_version_land_once(app: Flask, real_redis: redis
 
 def test_two_processes_sharing_redis_stay_consistent(real_redis: redis.Redis) -> None:
     """Each web process caches folded tables; a move made elsewhere must not be missed."""
-    one = web_app(Config(), redis_client=real_redis).test_client()
-    two = web_app(Config(), redis_client=real_redis).test_client()
+    one = web_app(IN_PROCESS, redis_client=real_redis).test_client()
+    two = web_app(IN_PROCESS, redis_client=real_redis).test_client()
     game = new_game(one, 2, first_seat=0)
     elsewhere = Game(two, game.id, game.tokens)
     for turn in range(12):

@@ -19,6 +19,7 @@ from domain.table import Tables
 from service.config import Config, load_game
 from service.signing import decode_key
 from service.verifier import verify
+from tests.conftest import IN_PROCESS
 from tests.sixth_game import with_sixth_game
 from tests.test_openapi import (
     AUDIT,
@@ -40,7 +41,7 @@ MAX_MOVES = 5000
 
 @pytest.fixture
 def api() -> ContractClient:
-    app = web_app(Config(), redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
+    app = web_app(IN_PROCESS, redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
     return ContractClient(app.test_client())
 
 

@@ -16,8 +16,8 @@ from flask.testing import FlaskClient
 
 from bootstrap import web_app
 from events.store import created_index_key, stream_key
-from service.config import Config
 from service.tables import LIST_SCAN
+from tests.conftest import IN_PROCESS
 from tests.test_api import hands_in, new_game, payload
 
 OUTLINE = {"id", "game", "status", "version", "seats", "to_act", "created"}
@@ -25,7 +25,7 @@ OUTLINE = {"id", "game", "status", "version", "seats", "to_act", "created"}
 
 @pytest.fixture
 def app(any_redis: redis.Redis) -> Flask:
-    return web_app(Config(), redis_client=any_redis)
+    return web_app(IN_PROCESS, redis_client=any_redis)
 
 
 def listed(client: FlaskClient, **query: str) -> list[Any]:
@@ -108,7 +108,7 @@ def test_tables_whose_log_is_gone_are_skipped(client: FlaskClient, any_redis: re
     kept, gone = open_table(client), open_table(client)
     any_redis.delete(stream_key(gone))
     # Neither a process that has the table cached nor one that has not lists it.
-    elsewhere = web_app(Config(), redis_client=any_redis).test_client()
+    elsewhere = web_app(IN_PROCESS, redis_client=any_redis).test_client()
     assert [t["id"] for t in listed(elsewhere)] == [kept]
     assert [t["id"] for t in listed(client)] == [kept]
 

@@ -31,6 +31,7 @@ from service.config import Config
 from service.tables import BotSeat
 from service.views import SPECTATOR
 from tests.bounds import bounded
+from tests.conftest import IN_PROCESS
 from workers.player import Outcome
 from workers.turns import WAITING, TurnQueue, bot_queue, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
@@ -450,7 +451,7 @@ def test_bad_bots_at_creation_create_nothing(
 
 def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
     """No Redis at all: the one process runs the bot jobs, so a bots-only game finishes."""
-    client = web_app(Config()).test_client()
+    client = web_app(IN_PROCESS).test_client()
     bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
     table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
     deadline = time.monotonic() + 60

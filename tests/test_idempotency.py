@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 
 import pytest
 import redis
@@ -12,7 +13,7 @@ from flask import Flask
 
 from bootstrap import web_app
 from events.store import idempotency_key, stream_key
-from service.config import Config
+from tests.conftest import IN_PROCESS
 from tests.test_api import Game, new_game, payload
 
 RACERS = 32
@@ -20,7 +21,7 @@ RACERS = 32
 
 @pytest.fixture
 def app(any_redis: redis.Redis) -> Flask:
-    return web_app(Config(receipts_ttl_seconds=600), redis_client=any_redis)
+    return web_app(replace(IN_PROCESS, receipts_ttl_seconds=600), redis_client=any_redis)
 
 
 def played(game: Game) -> int:
@@ -32,7 +33,7 @@ def test_concurrent_requests_with_one_key_write_once_and_all_get_the_answer(
     real_redis: redis.Redis,
 ) -> None:
     # Two web processes (each its own table cache) take the racing requests in turn.
-    apps = [web_app(Config(), redis_client=real_redis) for _ in range(2)]
+    apps = [web_app(IN_PROCESS, redis_client=real_redis) for _ in range(2)]
     game = new_game(apps[0].test_client(), 2, first_seat=0)
     legal = game.get("/moves", 0)
     answers: list[tuple[int, str | None, str]] = []
@@ -71,7 +72,9 @@ def test_a_receipt_is_compact_and_replays_the_answer_from_the_log(
     assert status == 200
     (receipt,) = any_redis.hvals(idempotency_key(game.id))
     assert len(receipt) < 100, receipt
-    elsewhere = Game(web_app(Config(), redis_client=any_redis).test_client(), game.id, game.tokens)
+    elsewhere = Game(
+        web_app(IN_PROCESS, redis_client=any_redis).test_client(), game.id, game.tokens
+    )
     for here in (game, elsewhere):
         status, again, headers = here.post_move(0, legal["moves"][0], legal["version"], key="k1")
         assert (status, again, headers["Idempotent-Replayed"]) == (200, first, "true")

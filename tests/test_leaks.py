@@ -72,7 +72,11 @@ def frames(text: str) -> list[Any]:
 
 
 def new_app() -> Flask:
-    config = Config(stream_max_seconds=STREAM_SECONDS, stream_keepalive_seconds=STREAM_SECONDS)
+    config = Config(
+        stream_max_seconds=STREAM_SECONDS,
+        stream_keepalive_seconds=STREAM_SECONDS,
+        rate_limits=False,
+    )
     return web_app(config, redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
 
 

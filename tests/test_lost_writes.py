@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from bootstrap import Services, build, web_app
 from events.store import stream_key
 from service.config import Config
+from tests.conftest import IN_PROCESS
 from tests.test_api import Game, new_game, payload
 
 
@@ -33,7 +34,7 @@ def lose_tail(redis_client: redis.Redis, table_id: str, count: int) -> int:
 
 def client_on(redis_client: redis.Redis) -> FlaskClient:
     """A web process of its own (its own table cache) on the shared Redis."""
-    return web_app(Config(), redis_client=redis_client).test_client()
+    return web_app(IN_PROCESS, redis_client=redis_client).test_client()
 
 
 def play(game: Game, moves: int) -> int:
