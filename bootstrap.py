@@ -87,7 +87,11 @@ def build(
     bots = default_catalogue(registry)
     views = Views(tables)
     repository = TableRepository(
-        EventStore(redis_client, upcasters or default_upcasters(registry)),
+        EventStore(
+            redis_client,
+            upcasters or default_upcasters(registry),
+            blocking=blocking_reads(redis_client, config.stream_keepalive_seconds),
+        ),
         tables,
         TableCache(config.cache_size),
     )
@@ -113,6 +117,23 @@ def build(
     webhooks = WebhookClient(config.webhook_timeout_seconds)
     player = TurnPlayer(repository, handler, bots, webhooks, handler.clock)
     return Services(config, redis_client, repository, handler, queries, bots, turns, player)
+
+
+BLOCK_MARGIN_SECONDS = 5.0
+"""How much longer than the longest blocking read a socket waits before it gives up."""
+
+
+def blocking_reads(client: redis.Redis, block_seconds: float) -> redis.Redis:
+    """A client to the same server as `client` for blocking reads of up to `block_seconds`:
+    its socket timeout outlasts the block. redis-py's default timeout (5 s) would cut a live
+    stream's 15 s wait for news short with an error instead of a keep-alive."""
+    if isinstance(client, fakeredis.FakeRedis):
+        return client  # in-process: no socket to time out
+    pool = client.connection_pool
+    settings = {**pool.connection_kwargs, "socket_timeout": block_seconds + BLOCK_MARGIN_SECONDS}
+    return redis.Redis(
+        connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **settings)
+    )
 
 
 def web_app(

@@ -67,8 +67,12 @@ def stored_hash(record: Recorded) -> str:
 class EventStore:
     """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
 
-    def __init__(self, redis: Redis, upcasters: Upcasters | None = None) -> None:
+    def __init__(
+        self, redis: Redis, upcasters: Upcasters | None = None, *, blocking: Redis | None = None
+    ) -> None:
         self._redis = redis
+        # Blocking reads need a client whose socket timeout outlasts the block (see `wait`).
+        self._blocking = blocking or redis
         self._upcasters = upcasters or Upcasters()
         self._append_sha = hashlib.sha1(APPEND_SCRIPT.encode()).hexdigest()
 
@@ -169,10 +173,12 @@ class EventStore:
         """Events after version `after`, blocking up to `timeout_ms` until there are some.
 
         Redis blocks the read (XREAD BLOCK), so a waiting reader costs no polling. The chain is
-        not checked here: a reader that needs it folds what it gets into a verified table.
+        not checked here: a reader that needs it folds what it gets into a verified table. The
+        read goes through the `blocking` client: with redis-py's default socket timeout (5 s) a
+        longer block would end in a timeout error instead of an empty answer.
         """
         # The client is made without decode_responses: [(key, [(id, {field: bytes})])].
-        found: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] = self._redis.xread(  # type: ignore[assignment]
+        found: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] = self._blocking.xread(  # type: ignore[assignment]
             {stream_key(game_id): f"{after}-0"}, block=timeout_ms
         )
         if not found:
