@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,10 +78,12 @@ def build(
     upcasters: Upcasters | None = None,
     signer: Signer | None = None,
     wake: Callable[[], None] = lambda: None,
+    webhook_calls: Executor | None = None,
     **commands: Any,
 ) -> Services:
     """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
-    signs export bundles (None: a key of its own, for a process that exports none); the rest
+    signs export bundles (None: a key of its own, for a process that exports none);
+    `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them); the rest
     go to `TableCommands` (a clock, id and seed makers)."""
     registry = registry or default_registry()
     tables = Tables(registry)
@@ -115,7 +118,7 @@ def build(
         repository=repository, views=views, index=index, signer=signer or Signer.generate()
     )
     webhooks = WebhookClient(config.webhook_timeout_seconds)
-    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock)
+    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock, calls=webhook_calls)
     return Services(config, redis_client, repository, handler, queries, bots, turns, player)
 
 
@@ -160,6 +163,7 @@ def web_app(
         upcasters=upcasters,
         signer=signer_for(config),
         wake=worker.start if worker else lambda: None,
+        webhook_calls=webhook_pool(config) if worker else None,
     )
     if worker is not None:
         worker.play = services.play
@@ -172,6 +176,11 @@ def web_app(
     )
     app.extensions[SERVICES] = services
     return app
+
+
+def webhook_pool(config: Config) -> Executor:
+    """The threads a bot worker calls webhooks in, so that a slow one holds up no other table."""
+    return ThreadPoolExecutor(config.webhook_threads, thread_name_prefix="spieltisch-webhook")
 
 
 def signer_for(config: Config) -> Signer:
@@ -193,7 +202,8 @@ class Worker(BotWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         connection = kwargs.get("connection")
         assert connection is not None, "rq worker passes the connection it was given"
-        services = build(connection, Config.from_env())
+        config = Config.from_env()
+        services = build(connection, config, webhook_calls=webhook_pool(config))
         super().__init__(*args, play=services.play, **kwargs)
 
 

@@ -16,6 +16,8 @@ class Config:
     """How many tables' folded states each process keeps, newest used first."""
     webhook_timeout_seconds: float = 3.0
     """How long a webhook bot has to answer a turn before a stand-in plays it."""
+    webhook_threads: int = 16
+    """How many webhook calls each bot worker makes at once, beside its jobs."""
     stream_keepalive_seconds: float = 15.0
     """How often a live stream with nothing new sends a comment, so proxies keep it open."""
     stream_max_seconds: float = 300.0
@@ -37,6 +39,7 @@ class Config:
             max_body_bytes=int(number("MAX_BODY_BYTES", cls.max_body_bytes)),
             cache_size=int(number("CACHE_SIZE", cls.cache_size)),
             webhook_timeout_seconds=number("WEBHOOK_TIMEOUT", cls.webhook_timeout_seconds),
+            webhook_threads=int(number("WEBHOOK_THREADS", cls.webhook_threads)),
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from datetime import datetime, timedelta
 from enum import StrEnum
 from random import Random
@@ -10,9 +12,11 @@ from typing import Protocol
 
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
-from domain.table import TableError
+from domain.table import Seat, TableError
 from events.repository import Loaded, TableRepository
 from workers.webhook import WebhookClient, WebhookFailed
+
+log = logging.getLogger(__name__)
 
 STAND_IN = "heuristic"
 """The built-in bot that plays a turn a webhook failed to answer: quick, and not a pushover."""
@@ -21,6 +25,8 @@ STAND_IN = "heuristic"
 class Outcome(StrEnum):
     PLAYED = "played"
     SUBSTITUTED = "substituted"
+    ASKED = "asked"
+    """A webhook was asked, beside the worker; its move (or a stand-in's) lands when it answers."""
     STALE = "stale"
     """The table is past that version, the seat may not act, or no bot plays it."""
 
@@ -45,12 +51,17 @@ class TurnPlayer:
         bots: BotCatalogue,
         webhooks: WebhookClient,
         clock: Callable[[], datetime],
+        *,
+        calls: Executor | None = None,
     ) -> None:
+        """`calls` runs webhook turns beside the caller, so that a slow webhook holds up no
+        other table's turns (None: each in the caller's thread)."""
         self.repository = repository
         self.moves = moves
         self.bots = bots
         self.webhooks = webhooks
         self.clock = clock
+        self.calls = calls
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
         loaded = self.repository.load(table_id)
@@ -61,6 +72,23 @@ class TurnPlayer:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
         if table.version != version or seat not in tables.may_act(table):
             return Outcome.STALE
+        if player.webhook is not None and self.calls is not None:
+            self.calls.submit(self._play_logged, loaded, seat, player)
+            return Outcome.ASKED
+        return self._play(loaded, seat, player)
+
+    def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
+        try:
+            self._play(loaded, seat, player)
+        except Exception:
+            # Nobody waits on this thread: the failure is logged, and the turn's claim running
+            # out lets the sweep queue it again.
+            log.exception("the webhook turn of seat %s at table %s failed", seat, loaded.table.id)
+
+    def _play(self, loaded: Loaded, seat: int, player: Seat) -> Outcome:
+        table = loaded.table
+        table_id, version = table.id, table.version
+        tables = self.repository.tables
         turn = tables.turn(table, seat)
         # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.
         rng = Random(f"{table_id}:{version}:{seat}")
