@@ -101,6 +101,7 @@ def build(
     turns = TurnQueue(
         redis_client,
         bot_queue(redis_client),
+        tables,
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
         wake=wake,
     )
@@ -112,6 +113,7 @@ def build(
         turns=turns,
         bots=bots,
         index=index,
+        default_clock=config.default_clock,
         **commands,
     )
     queries = TableQueries(

@@ -182,7 +182,9 @@ def list_bots() -> tuple[Response, int]:
 def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
     bots = [BotSeat(**bot) for bot in args["bots"]]
-    table = commands().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
+    table = commands().create(
+        args["game"], args["seats"], args["options"], args["entropy"], bots, clock=args["clock"]
+    )
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
     return response, status

@@ -33,7 +33,7 @@ from domain.table import (
 )
 from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
-from events.repository import Loaded, TableRepository, UnknownTable, check_table_id
+from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict
 from service import bundle
@@ -142,7 +142,7 @@ class BotSeat:
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
-    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]: ...
+    def schedule(self, table: Table) -> list[str]: ...
 
 
 def seated(caller: Caller) -> int:
@@ -168,8 +168,10 @@ class TableCommands:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
+        default_clock: Mapping[str, JSON] | None = None,
     ) -> None:
         self.repository = repository
+        self.default_clock = dict(default_clock or {})
         self.tables = repository.tables
         self.vault = vault
         self.views = views
@@ -190,9 +192,12 @@ class TableCommands:
         options: Mapping[str, JSON],
         entropy: str | None,
         bots: Sequence[BotSeat] = (),
+        *,
+        clock: Mapping[str, JSON] | None = None,
     ) -> Shown:
-        """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
-        carries only its commitment. A table whose every seat is a bot plays itself.
+        """Open a table, with `bots` already seated, on `clock` (what it leaves out: this
+        service's defaults); the seed stays secret, `GameCreated` carries only its commitment.
+        A table whose every seat is a bot plays itself.
 
         The table is listed in the index only once its events have landed, so the index never
         names a table that was not created. A process that dies in between leaves the table
@@ -203,7 +208,15 @@ class TableCommands:
             raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         levels = [self._bot_level(bot_seat.bot, bot_seat.level, game) for bot_seat in bots]
         table_id, seed = self.new_id(), self.new_seed()
-        command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
+        command = CreateGame(
+            table_id,
+            game,
+            seats,
+            dict(options),
+            commitment(seed),
+            entropy,
+            clock={**self.default_clock, **(clock or {})},
+        )
         pending = self._decide(None, command, seed, seat=None)
         for bot_seat, level in zip(bots, levels, strict=True):
             name = bot_seat.name or bot_seat_name(bot_seat.bot)
@@ -331,7 +344,7 @@ class TableCommands:
         records = seal(events, meta, loaded.position if loaded else START)
         table = self.tables.fold(events, before)
         assert table is not None
-        return Pending(records, Loaded(table, records[-1].position))
+        return Pending(records, Loaded(stamped(table, records[-1]), records[-1].position))
 
     def _commit(
         self,
@@ -345,8 +358,7 @@ class TableCommands:
             table_id, pending.records, pending.after, idempotency=idempotency, receipt=receipt
         )
         if isinstance(outcome, Appended) and self.turns is not None:
-            table = pending.after.table
-            self.turns.schedule(table, self.tables.may_act(table))
+            self.turns.schedule(pending.after.table)
         return outcome
 
 
@@ -377,13 +389,12 @@ class TableQueries:
             raise InvalidToken("this token holds no seat at this table")
         return Caller(seat)
 
-    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
-        """The table and every seat that may act now, or None if there is no such table."""
+    def current(self, table_id: str) -> Table | None:
+        """The table as it is now, or None if there is no such table."""
         try:
-            table = self.repository.load(table_id).table
+            return self.repository.load(table_id).table
         except UnknownTable:
             return None
-        return table, self.tables.may_act(table)
 
     def view(self, table_id: str, caller: Caller) -> Shown:
         return self.views.show(TableOf(self.repository.load(table_id).table), caller)
@@ -452,7 +463,7 @@ class TableQueries:
         records = self.store.read(table_id, START, until=version)
         past = self.tables.fold([r.event for r in records])
         assert past is not None
-        return self.views.show(TableOf(past), caller)
+        return self.views.show(TableOf(stamped(past, records[-1])), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
         """Verify a finished game: chain, seed commitment, versions, every command decided again."""

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
 from typing import Any
@@ -45,9 +45,13 @@ class Clock:
         return self.now
 
 
+FULL_SPEED = Config(bot_delay_seconds=0, reaction_seconds=0)
+"""Bots act at once even beside people, so a burst worker plays every turn queued."""
+
+
 @pytest.fixture
 def runtime(any_redis: redis.Redis) -> Services:
-    return build(any_redis, Config(webhook_timeout_seconds=0.5))
+    return build(any_redis, replace(FULL_SPEED, webhook_timeout_seconds=0.5))
 
 
 def drain(runtime: Services) -> None:
@@ -79,7 +83,7 @@ def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Servic
     expected = job_id(table_id, table.version, 1)
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
     for _ in range(3):
-        assert runtime.turns.schedule(table, [1]) == []
+        assert runtime.turns.schedule(table) == []
         assert runtime.turns.sweep(service.queries) == []
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
 
@@ -95,7 +99,7 @@ def test_tables_without_bots_queue_nothing(runtime: Services) -> None:
 
 def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Redis) -> None:
     clock = Clock()
-    runtime = build(any_redis, Config())
+    runtime = build(any_redis, FULL_SPEED)
     runtime.turns.clock = clock
     service = runtime
     created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
@@ -324,7 +328,9 @@ def test_a_slow_webhook_holds_up_no_other_table(
     bot.behave = "trickle"
     with ThreadPoolExecutor(2) as calls:
         # Long enough for the all-bot game to end meanwhile on a slow machine.
-        runtime = build(any_redis, Config(webhook_timeout_seconds=5), webhook_calls=calls)
+        runtime = build(
+            any_redis, replace(FULL_SPEED, webhook_timeout_seconds=5), webhook_calls=calls
+        )
         hooked, _ = webhook_table(runtime, url)
         asked = runtime.repository.load(hooked).table.version
         bots = [BotSeat(0, "random"), BotSeat(1, "random")]

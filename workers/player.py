@@ -12,14 +12,14 @@ from typing import Protocol
 
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
-from domain.table import Seat, TableError
+from domain.table import STAND_IN, TIMEOUT, Seat, TableError
 from events.repository import Loaded, TableRepository
 from workers.webhook import WebhookClient, WebhookFailed
 
 log = logging.getLogger(__name__)
 
-STAND_IN = "heuristic"
-"""The built-in bot that plays a turn a webhook failed to answer: quick, and not a pushover."""
+DEADLINE_SLACK = timedelta(seconds=1)
+"""How far the clocks of two machines may disagree: a timeout this early is still due."""
 
 
 class Outcome(StrEnum):
@@ -76,6 +76,27 @@ class TurnPlayer:
             self.calls.submit(self._play_logged, loaded, seat, player)
             return Outcome.ASKED
         return self._play(loaded, seat, player)
+
+    def time_out(self, table_id: str, version: int, seat: int) -> Outcome:
+        """A stand-in's move for a person whose time ran out at `version`, if it did."""
+        loaded = self.repository.load(table_id)
+        table = loaded.table
+        tables = self.repository.tables
+        player = table.seats[seat] if 0 <= seat < len(table.seats) else None
+        deadline = tables.deadlines(table).get(seat)
+        if (
+            table.version != version
+            or player is None
+            or player.player is not None  # a bot plays the seat now: its own job moves
+            or deadline is None
+            or self.clock() + DEADLINE_SLACK < deadline
+        ):
+            return Outcome.STALE
+        turn = tables.turn(table, seat)
+        move = self.bots.bot(STAND_IN, None).choose(turn, Random(f"{table_id}:{version}:{seat}"))
+        if not self.moves.play_for(loaded, seat, move, TIMEOUT):
+            return Outcome.STALE
+        return Outcome.SUBSTITUTED
 
     def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
         try:
