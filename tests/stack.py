@@ -81,7 +81,8 @@ class Stack:
         worker = self._spawn(
             [
                 *(sys.executable, "-m", "rq.cli", "worker", "--url", TEST_REDIS_URL),
-                *("--worker-class", "bootstrap.Worker", "--serializer", "json", "bots"),
+                *("--worker-class", "bootstrap.Worker", "--serializer", "json"),
+                *("--with-scheduler", "bots"),
             ],
             log,
         )

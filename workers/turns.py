@@ -31,6 +31,13 @@ def job_id(table_id: str, version: int, seat: int) -> str:
     return f"turn-{table_id}-{version}-{seat}"
 
 
+def not_before(moment: datetime) -> datetime:
+    """The whole second at or after `moment`: RQ's scheduler keeps whole seconds, rounded down,
+    which would run a job up to a second before its time."""
+    whole = moment.replace(microsecond=0)
+    return whole if whole == moment else whole + timedelta(seconds=1)
+
+
 def timeout_job_id(table_id: str, version: int, seat: int) -> str:
     """One timeout per decision: scheduling it again replaces it."""
     return f"timeout-{table_id}-{version}-{seat}"
@@ -85,7 +92,10 @@ class TurnQueue:
     def schedule(self, table: Table) -> list[str]:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
         timeouts of the people it waits for; the job ids."""
-        return self._timeouts(table) + self._turns(table)
+        ids = self._timeouts(table) + self._turns(table)
+        if ids:
+            self.wake()
+        return ids
 
     def _timeouts(self, table: Table) -> list[str]:
         if not table.has_people or table.status is not Status.RUNNING:
@@ -95,7 +105,7 @@ class TurnQueue:
             if (taken := table.seats[seat]) is None or taken.player is not None:
                 continue  # a machine answers in time, or its stand-in does
             job = self.queue.enqueue_at(
-                deadline,
+                not_before(deadline),
                 TIME_OUT,
                 table.id,
                 table.version,
@@ -148,7 +158,6 @@ class TurnQueue:
                     for seat in fresh
                 ]
             )
-        self.wake()
         return [job_id(table.id, table.version, seat) for seat in fresh]
 
     def _due(self, table: Table, may_act: list[int]) -> datetime | None:
@@ -159,7 +168,7 @@ class TurnQueue:
         window = bool(set(may_act) - set(self.tables.to_act(table)))
         clock = table.clock
         pause = max(clock.bot_delay_seconds, clock.reaction_seconds if window else 0.0)
-        return table.changed_at + timedelta(seconds=pause) if pause else None
+        return not_before(table.changed_at + timedelta(seconds=pause)) if pause else None
 
     def _prepared(self, job: str) -> dict[str, Any]:
         return {
@@ -173,7 +182,8 @@ class TurnQueue:
     def _options(self, job: str) -> dict[str, Any]:
         """`_prepared` as `Queue.enqueue_at` names them."""
         prepared = self._prepared(job)
-        return {**prepared, "job_timeout": prepared.pop("timeout")}
+        prepared["job_timeout"] = prepared.pop("timeout")
+        return prepared
 
     def sweep(self, tables: TableSource) -> list[str]:
         """Queue again every outstanding turn whose claim ran out; their job ids."""
