@@ -5,6 +5,7 @@ people. Times come from a clock the test moves, and scheduled jobs are looked at
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from random import Random
@@ -31,6 +32,8 @@ from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat
 from service.views import Caller
+from tests.live import call
+from tests.stack import Stack
 from tests.test_api import payload
 from tests.test_bots import FULL_SPEED, drain, seat_human
 from workers.player import Outcome
@@ -250,3 +253,54 @@ def test_no_bot_reacts_at_a_wobble_table_before_the_reaction_time(any_redis: red
             release(services)
             drain(services)
     assert windows, "the game opened reaction windows"
+
+
+# -- the whole service ------------------------------------------------------------------------
+
+STALLED = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+"""A person in seat 0, who moves first and never moves, and a bot in seat 1."""
+
+
+def test_embedded_mode_moves_for_a_person_who_walked_away() -> None:
+    """No Redis at all: the process's own scheduler times the absent person out, hands the
+    seat to a bot, and the game ends with an audit that passes."""
+    client = web_app(Config(bot_delay_seconds=0.2)).test_client()
+    body = {
+        **STALLED,
+        "bots": [{"seat": 1, "bot": "random"}],
+        "clock": {"turn_seconds": 1, "timeouts": 2},
+    }
+    table = payload(client.post("/v1/tables", json=body))
+    url = f"/v1/tables/{table['id']}"
+    assert client.post(f"{url}/seats", json={"name": "gone"}).status_code == 201
+    ends = time.monotonic() + 120
+    while (view := payload(client.get(url)))["status"] != "finished":
+        assert time.monotonic() < ends, f"the table stalled at version {view['version']}"
+        time.sleep(0.1)
+    events = payload(client.get(f"{url}/events"))["events"]
+    reasons = [e["data"]["reason"] for e in events if e["type"] == MOVE_SUBSTITUTED]
+    assert reasons == ["timeout", "timeout"]
+    assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
+    assert payload(client.get(f"{url}/audit"))["ok"]
+
+
+@pytest.mark.redis
+def test_the_served_stack_moves_for_a_person_who_walked_away(stack: Stack) -> None:
+    """As the Procfile runs it: gunicorn, and a worker with RQ's scheduler, on a real Redis."""
+    body = {
+        **STALLED,
+        "bots": [{"seat": 1, "bot": "random"}],
+        "clock": {"turn_seconds": 1, "timeouts": 2, "bot_delay_seconds": 0.2},
+    }
+    status, table = call(stack.base, "POST", "/v1/tables", body)
+    assert status == 201, table
+    url = f"/v1/tables/{table['id']}"
+    assert call(stack.base, "POST", f"{url}/seats", {"name": "gone"})[0] == 201
+    ends = time.monotonic() + 120
+    while (view := call(stack.base, "GET", url)[1])["status"] != "finished":
+        stack.check_alive()
+        assert time.monotonic() < ends, f"stalled at {view['version']}:\n{stack.worker_logs()}"
+        time.sleep(0.2)
+    events = call(stack.base, "GET", f"{url}/events")[1]["events"]
+    assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
+    assert call(stack.base, "GET", f"{url}/audit")[1]["ok"]
