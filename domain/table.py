@@ -559,10 +559,12 @@ class Tables:
             "result": dict(table.result) if table.result is not None else None,
             "seed": table.seed,
             "clock": table.clock.to_json(),
-            "deadlines": {
-                str(seat): deadline.isoformat() for seat, deadline in self.deadlines(table).items()
-            },
+            "deadlines": self.view_deadlines(table),
         }
+
+    def view_deadlines(self, table: Table) -> dict[str, JSON]:
+        """`deadlines` as JSON: ISO times by seat number."""
+        return {str(seat): moment.isoformat() for seat, moment in self.deadlines(table).items()}
 
     def redact(self, table: Table, event: Event, seat: int | None) -> Event | None:
         """`event` of `table`'s log as `seat` may see it now; the whole log once it is finished."""

@@ -26,6 +26,10 @@ ENV = {
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
+    # Bots beside people play at full speed unless a table's clock says otherwise: RQ's
+    # scheduler counts whole seconds, so each paced bot move would take a second or two.
+    "SPIELTISCH_BOT_DELAY": "0",
+    "SPIELTISCH_REACTION_SECONDS": "0",
     # Every gunicorn process must sign exports with the same key; this one is for tests only.
     "SPIELTISCH_SIGNING_KEY": "00" * 32,
 }
