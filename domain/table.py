@@ -138,9 +138,16 @@ class MakeMove:
     substituted: str | None = None
 
 
-Command = CreateGame | TakeSeat | MakeMove
-COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove]] = {
-    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove)
+@dataclass(frozen=True)
+class Leave:
+    """The person at `seat` resigns or leaves: a bot plays the seat for the rest of the game."""
+
+    seat: int
+
+
+Command = CreateGame | TakeSeat | MakeMove | Leave
+COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove] | type[Leave]] = {
+    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove, Leave)
 }
 
 
@@ -314,7 +321,22 @@ class Tables:
             raise TableError("no such table")
         if isinstance(command, TakeSeat):
             return self._take_seat(table, command, seed)
+        if isinstance(command, Leave):
+            return self._leave(table, command)
         return self._move(table, command, seed)
+
+    @staticmethod
+    def _leave(table: Table, command: Leave) -> list[Event]:
+        # Every game's bots can play any seat of it, so a game goes on without the person
+        # who left; none of the five needs to end early.
+        if table.status is not Status.RUNNING:
+            raise GameNotRunning(
+                f"table {table.id} is {table.status.value}: there is no game to leave"
+            )
+        taken = table.seats[command.seat]
+        if taken is None or taken.player is not None:
+            raise SeatUnavailable(f"seat {command.seat} is played by a bot already")
+        return [hand_to_bot(command.seat, "left")]
 
     def _create(self, command: CreateGame) -> Event:
         info = self.registry[command.game].info

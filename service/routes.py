@@ -244,6 +244,12 @@ def make_move(table_id: str) -> tuple[Response, int]:
     return response, status
 
 
+@api.post(TABLE + "/leave")
+def leave(table_id: str) -> tuple[Response, int]:
+    caller = queries().caller(table_id, bearer_token())
+    return dumped(TABLE_VIEW, commands().leave(table_id, caller))
+
+
 @api.get(TABLE + "/events")
 def list_events(table_id: str) -> tuple[Response, int]:
     caller = queries().caller(table_id, bearer_token())

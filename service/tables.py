@@ -26,7 +26,9 @@ from domain.table import (
     GAME_FINISHED,
     Command,
     CreateGame,
+    Leave,
     MakeMove,
+    NotYourTurn,
     Table,
     TakeSeat,
     command_to_json,
@@ -288,6 +290,8 @@ class TableCommands:
         loaded = self.repository.load(table_id)
         if expected_version != loaded.table.version:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
+        if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
+            raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
         shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
         receipt = (
@@ -297,6 +301,19 @@ class TableCommands:
         if isinstance(outcome, AlreadyAppended):
             return self._replay(outcome.receipt, fingerprint)
         return MoveAnswer(shown, replayed=False)
+
+    def leave(self, table_id: str, caller: Caller) -> Shown:
+        """The caller resigns: a bot plays its seat for the rest of the game (recorded)."""
+        seat = seated(caller)
+        for _ in range(SEAT_ATTEMPTS):
+            loaded = self.repository.load(table_id)
+            pending = self._decide(loaded, Leave(seat), self._seeds(table_id), seat=seat)
+            try:
+                self._commit(table_id, pending)
+            except ConcurrencyConflict:
+                continue  # a move landed meanwhile: leave the table as it is now
+            return self.views.show(TableOf(pending.after.table), caller)
+        raise BusyTable("the table changed on every attempt; try again")
 
     def play_for(
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None

@@ -304,3 +304,19 @@ def test_the_served_stack_moves_for_a_person_who_walked_away(stack: Stack) -> No
     events = call(stack.base, "GET", f"{url}/events")[1]["events"]
     assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
     assert call(stack.base, "GET", f"{url}/audit")[1]["ok"]
+
+
+# -- leaving ----------------------------------------------------------------------------------
+
+
+def test_a_person_who_leaves_is_replaced_by_a_bot_for_good(any_redis: redis.Redis) -> None:
+    services, _, table_id, _ = timed_table(any_redis, {})
+    table = services.commands.leave(table_id, Caller(0)).body
+    assert table["seats"][0]["bot"] == "heuristic"
+    drain(services)  # both seats are bots now: the game plays itself to the end
+    records = services.repository.store.read(table_id, START)
+    handed = [(r.data, r.meta["seat"]) for r in records if r.type == SEAT_HANDED_TO_BOT]
+    assert handed == [({"seat": 0, "bot": "heuristic", "reason": "left"}, 0)]
+    assert services.repository.load(table_id).table.result is not None
+    audit = services.queries.audit(table_id)
+    assert audit["ok"], audit["problems"]

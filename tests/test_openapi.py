@@ -375,6 +375,7 @@ def api(app: Flask) -> ContractClient:
 TABLES = "/v1/tables"
 TABLE = "/v1/tables/{table_id}"
 SEATS = TABLE + "/seats"
+LEAVE = "/v1/tables/{table_id}/leave"
 MOVES = TABLE + "/moves"
 EVENTS = TABLE + "/events"
 VERSION = TABLE + "/versions/{version}"
@@ -554,6 +555,21 @@ class Walk:
                 self.get(route, 404, "unknown-table", path=path)
             self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
             self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
+
+    def leaving(self) -> None:
+        """At a table of its own: a person leaves, and a bot plays the seat from then on."""
+        create = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+        path = {"table_id": self.post(TABLES, 201, body=create).body["id"]}
+        self.post(LEAVE, 401, "missing-token", path=path)
+        self.post(LEAVE, 404, "unknown-table", path={"table_id": "nope"}, token="any")
+        first = self.post(SEATS, 201, path=path, body={"name": "leaves"}).body["token"]
+        self.post(LEAVE, 409, "game-not-running", path=path, token=first)
+        self.post(SEATS, 201, path=path, body={"name": "stays"})
+        table = self.post(LEAVE, 200, path=path, token=first).body
+        assert table["seats"][0]["bot"] == "heuristic"
+        self.post(LEAVE, 409, "seat-unavailable", path=path, token=first)
+        body = {"move": {"card": 1, "mode": "add"}, "expected_version": table["version"]}
+        self.post(MOVES, 409, "not-your-turn", path=path, token=first, body=body)
 
     def open_table_reads(self) -> None:
         assert [seat["taken"] for seat in self.get(SEATS, 200)] == [False, False]
@@ -833,6 +849,7 @@ def test_walk_a_whole_pig10_game_against_the_spec(api: ContractClient) -> None:
     while walk.turn(rng):
         pass
     walk.finished()
+    walk.leaving()
 
     assert walk.turns == PIG10_CARDS, "every card is played, one a turn"
     assert walk.rules_seen >= {"move-format", "card-in-hand", "empty-pile", "same-card-same-number"}
