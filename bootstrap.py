@@ -103,6 +103,7 @@ def build(
         bot_queue(redis_client),
         tables,
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
+        open_table_seconds=config.open_table_seconds,
         wake=wake,
     )
     index = TableIndex(redis_client)

@@ -29,6 +29,7 @@ SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
 SEAT_TAKEN_VERSION = 3
 """v2 added `bot` and `webhook`, v3 the bot's `level`."""
 MOVE_SUBSTITUTED = f"{LIFECYCLE}.MoveSubstituted"
+TABLE_EXPIRED = f"{LIFECYCLE}.TableExpired"
 SEAT_HANDED_TO_BOT = f"{LIFECYCLE}.SeatHandedToBot"
 """A seat played by a bot for the rest of the game: its player timed out too often, or left."""
 PLAYER_RETURNED = f"{LIFECYCLE}.PlayerReturned"
@@ -46,6 +47,8 @@ class Status(StrEnum):
     OPEN = "open"
     RUNNING = "running"
     FINISHED = "finished"
+    EXPIRED = "expired"
+    """Its seats were never all taken in time: nobody sits down any more."""
 
 
 @dataclass(frozen=True)
@@ -145,9 +148,14 @@ class Leave:
     seat: int
 
 
-Command = CreateGame | TakeSeat | MakeMove | Leave
-COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove] | type[Leave]] = {
-    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove, Leave)
+@dataclass(frozen=True)
+class Expire:
+    """Close a table whose seats were not all taken in time."""
+
+
+Command = CreateGame | TakeSeat | MakeMove | Leave | Expire
+COMMANDS: dict[str, type[Command]] = {
+    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove, Leave, Expire)
 }
 
 
@@ -259,6 +267,7 @@ class Table:
     clock: TimeControl = DEFAULT_CLOCK
     timeouts: tuple[int, ...] = ()
     """Each seat's timeouts in a row."""
+    expired: bool = False
     changed_at: datetime | None = field(default=None, compare=False)
     """When the latest event was recorded: the start of the decisions the table waits for. The
     service stamps it from the log's metadata (the domain reads no clock); None when unknown."""
@@ -267,6 +276,8 @@ class Table:
     def status(self) -> Status:
         if self.result is not None:
             return Status.FINISHED
+        if self.expired:
+            return Status.EXPIRED
         if all(self.seats):
             return Status.RUNNING
         return Status.OPEN
@@ -323,6 +334,10 @@ class Tables:
             return self._take_seat(table, command, seed)
         if isinstance(command, Leave):
             return self._leave(table, command)
+        if isinstance(command, Expire):
+            if table.status is not Status.OPEN:
+                raise TableError(f"table {table.id} is {table.status.value}: it does not expire")
+            return [Event(TABLE_EXPIRED, {})]
         return self._move(table, command, seed)
 
     @staticmethod
@@ -365,6 +380,8 @@ class Tables:
         return Event(GAME_CREATED, data, GAME_CREATED_VERSION)
 
     def _take_seat(self, table: Table, command: TakeSeat, seed: bytes) -> list[Event]:
+        if table.status is Status.EXPIRED:
+            raise SeatUnavailable(f"table {table.id} expired before its seats were all taken")
         if table.status is not Status.OPEN:
             raise SeatUnavailable(f"every seat at table {table.id} is taken")
         seat = command.seat
@@ -482,6 +499,8 @@ class Tables:
                 timeouts=_set(table.timeouts, seat, table.timeouts[seat] + 1),
                 version=version,
             )
+        if event.type == TABLE_EXPIRED:
+            return replace(table, expired=True, version=version)
         if event.type == PLAYER_RETURNED:
             return replace(
                 table, timeouts=_set(table.timeouts, event.data["seat"], 0), version=version

@@ -20,6 +20,9 @@ class Config:
     """The default bot delay of new tables' clocks (see `domain.table.TimeControl`)."""
     reaction_seconds: float = 2.0
     """The default reaction time of new tables' clocks."""
+    open_table_seconds: float = 24 * 3600.0
+    """How long a table whose seats are not all taken waits for the next player before it
+    expires."""
     webhook_threads: int = 16
     """How many webhook calls each bot worker makes at once, beside its jobs."""
     stream_keepalive_seconds: float = 15.0
@@ -53,6 +56,7 @@ class Config:
             webhook_timeout_seconds=number("WEBHOOK_TIMEOUT", cls.webhook_timeout_seconds),
             bot_delay_seconds=number("BOT_DELAY", cls.bot_delay_seconds),
             reaction_seconds=number("REACTION_SECONDS", cls.reaction_seconds),
+            open_table_seconds=number("OPEN_TABLE_SECONDS", cls.open_table_seconds),
             webhook_threads=int(number("WEBHOOK_THREADS", cls.webhook_threads)),
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),

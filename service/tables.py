@@ -26,6 +26,7 @@ from domain.table import (
     GAME_FINISHED,
     Command,
     CreateGame,
+    Expire,
     Leave,
     MakeMove,
     NotYourTurn,
@@ -314,6 +315,15 @@ class TableCommands:
                 continue  # a move landed meanwhile: leave the table as it is now
             return self.views.show(TableOf(pending.after.table), caller)
         raise BusyTable("the table changed on every attempt; try again")
+
+    def expire(self, loaded: Loaded) -> bool:
+        """Close `loaded`, an open table nobody sat down at in time; False if it changed."""
+        pending = self._decide(loaded, Expire(), self._seeds(loaded.table.id), seat=None)
+        try:
+            self._commit(loaded.table.id, pending)
+        except ConcurrencyConflict:
+            return False
+        return True
 
     def play_for(
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None

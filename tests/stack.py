@@ -8,6 +8,7 @@ server ends every live stream after 1 s, so that every follower resumes with `La
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -65,7 +66,10 @@ class Stack:
 
     def _spawn(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
         with log.open("ab") as out:
-            return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=out, stderr=out)
+            # A session of its own: stopping a worker stops the scheduler process it forked too.
+            return subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=out, stderr=out, start_new_session=True
+            )
 
     def wait_until_serving(self) -> None:
         deadline = time.monotonic() + WAIT
@@ -101,7 +105,7 @@ class Stack:
 
     def kill_worker(self, worker: subprocess.Popen[bytes]) -> None:
         self.killed.append(worker)
-        worker.send_signal(signal.SIGKILL)
+        os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
 
     def check_alive(self) -> None:
@@ -120,3 +124,5 @@ class Stack:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind

@@ -6,7 +6,7 @@ people. Times come from a clock the test moves, and scheduled jobs are looked at
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from random import Random
 from typing import Any
@@ -26,6 +26,7 @@ from domain.table import (
     MOVE_SUBSTITUTED,
     PLAYER_RETURNED,
     SEAT_HANDED_TO_BOT,
+    SeatUnavailable,
     game_created_v2_to_v3,
 )
 from events.envelope import START
@@ -320,3 +321,21 @@ def test_a_person_who_leaves_is_replaced_by_a_bot_for_good(any_redis: redis.Redi
     assert services.repository.load(table_id).table.result is not None
     audit = services.queries.audit(table_id)
     assert audit["ok"], audit["problems"]
+
+
+def test_a_table_nobody_sits_down_at_expires(any_redis: redis.Redis) -> None:
+    services = build(any_redis, replace(FULL_SPEED, open_table_seconds=600))
+    table_id = str(services.commands.create("pig10", 3, {}, None).body["id"])
+    created = services.repository.load(table_id).table
+    seat_human(services, table_id)  # each seat taken gives the table its time again
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    due = scheduled(services)[f"expire-{table_id}"]
+    assert due == not_before(table.changed_at + timedelta(seconds=600))
+    assert services.player.expire(table_id, created.version) is Outcome.STALE
+    assert services.player.expire(table_id, table.version) is Outcome.PLAYED
+    assert services.repository.load(table_id).table.status.value == "expired"
+    with pytest.raises(SeatUnavailable, match="expired"):
+        seat_human(services, table_id)
+    assert services.player.expire(table_id, table.version + 1) is Outcome.STALE, "once"
+    assert services.queries.list_tables("expired", None, 10).body[0]["id"] == table_id

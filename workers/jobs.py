@@ -21,6 +21,11 @@ def time_out(table_id: str, version: int, seat: int) -> str:
     return player().time_out(table_id, version, seat).value
 
 
+def expire(table_id: str, version: int) -> str:
+    """Close table `table_id` if it is still open at `version`."""
+    return player().expire(table_id, version).value
+
+
 def player() -> TurnPlayer:
     try:
         return PLAYER.get()

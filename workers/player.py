@@ -12,7 +12,7 @@ from typing import Protocol
 
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
-from domain.table import STAND_IN, TIMEOUT, Seat, TableError
+from domain.table import STAND_IN, TIMEOUT, Seat, Status, TableError
 from events.repository import Loaded, TableRepository
 from workers.webhook import WebhookClient, WebhookFailed
 
@@ -38,6 +38,10 @@ class BotMoves(Protocol):
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
     ) -> bool:
         """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile."""
+        ...
+
+    def expire(self, loaded: Loaded) -> bool:
+        """Close the open table `loaded`; False if the table moved on meanwhile."""
         ...
 
 
@@ -97,6 +101,13 @@ class TurnPlayer:
         if not self.moves.play_for(loaded, seat, move, TIMEOUT):
             return Outcome.STALE
         return Outcome.SUBSTITUTED
+
+    def expire(self, table_id: str, version: int) -> Outcome:
+        """Close table `table_id` if it is still open at `version`: nobody sat down since."""
+        loaded = self.repository.load(table_id)
+        if loaded.table.version != version or loaded.table.status is not Status.OPEN:
+            return Outcome.STALE
+        return Outcome.PLAYED if self.moves.expire(loaded) else Outcome.STALE
 
     def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
         try:

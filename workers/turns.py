@@ -18,6 +18,7 @@ WAITING = "bots:waiting"
 """A sorted set: the tables with a bot turn outstanding, scored by when to look again."""
 PLAY_TURN = "workers.jobs.play_turn"
 TIME_OUT = "workers.jobs.time_out"
+EXPIRE = "workers.jobs.expire"
 RETRIES = 2
 
 
@@ -77,6 +78,7 @@ class TurnQueue:
         tables: Tables,
         *,
         job_timeout_seconds: float,
+        open_table_seconds: float = 24 * 3600.0,
         clock: Callable[[], float] = time.time,
         wake: Callable[[], None] = lambda: None,
     ) -> None:
@@ -86,16 +88,31 @@ class TurnQueue:
         self.job_timeout = max(1, round(job_timeout_seconds))
         # A claim outlives the longest a job may run, so only a lost job lets it run out.
         self.claim_ms = (self.job_timeout + 5) * 1000
+        self.open_table = timedelta(seconds=open_table_seconds)
         self.clock = clock
         self.wake = wake
 
     def schedule(self, table: Table) -> list[str]:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
         timeouts of the people it waits for; the job ids."""
-        ids = self._timeouts(table) + self._turns(table)
+        ids = self._expiry(table) + self._timeouts(table) + self._turns(table)
         if ids:
             self.wake()
         return ids
+
+    def _expiry(self, table: Table) -> list[str]:
+        """An open table expires when nobody sat down at it for `open_table_seconds`: each
+        seat taken schedules the one job of the table again, later."""
+        if table.status is not Status.OPEN or table.changed_at is None:
+            return []
+        job = self.queue.enqueue_at(
+            not_before(table.changed_at + self.open_table),
+            EXPIRE,
+            table.id,
+            table.version,
+            **self._options(f"expire-{table.id}"),
+        )
+        return [job.id]
 
     def _timeouts(self, table: Table) -> list[str]:
         if not table.has_people or table.status is not Status.RUNNING:
