@@ -5,13 +5,16 @@ import each other.
 - `web_app()`: the Flask app (the Procfile's `web:`); with no `REDIS_URL` it runs embedded, on
   an in-process fakeredis with a bot worker thread of its own.
 - `Worker`: the RQ worker class the Procfile's `worker:` starts.
-- `main()`: the `spieltisch` command: serve, or `spieltisch verify BUNDLE`.
+- `main()`: the `spieltisch` command: serve with gunicorn (embedded: one process with threads),
+  or `spieltisch verify BUNDLE`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -20,9 +23,10 @@ from typing import Any
 import fakeredis
 import redis
 from flask import Flask
+from gunicorn.app.base import BaseApplication
 
 from domain.catalogue import BotCatalogue, default_catalogue
-from domain.registry import GameRegistry, default_registry
+from domain.registry import GameRegistry
 from domain.table import Tables
 from events.index import TableIndex
 from events.repository import TableCache, TableRepository
@@ -32,6 +36,7 @@ from events.upcasting import Upcasters
 from service.app import create_app
 from service.audit import default_upcasters
 from service.config import Config
+from service.limits import limiter_for
 from service.signing import Signer
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
@@ -85,9 +90,10 @@ def build(
     signs export bundles (None: a key of its own, for a process that exports none);
     `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them); the rest
     go to `TableCommands` (a clock, id and seed makers)."""
-    registry = registry or default_registry()
+    registry = registry or config.registry()
     tables = Tables(registry)
-    bots = default_catalogue(registry)
+    # The search bot's thinking time is measured by a clock it is given: domain/ reads none.
+    bots = default_catalogue(registry, time.perf_counter)
     views = Views(tables)
     repository = TableRepository(
         EventStore(
@@ -115,6 +121,7 @@ def build(
         bots=bots,
         index=index,
         default_clock=config.default_clock,
+        receipts_ttl_seconds=config.receipts_ttl_seconds,
         **commands,
     )
     queries = TableQueries(
@@ -176,6 +183,7 @@ def web_app(
         commands=services.commands,
         queries=services.queries,
         bots=services.bots,
+        limiter=limiter_for(config),
     )
     app.extensions[SERVICES] = services
     return app
@@ -210,6 +218,34 @@ class Worker(BotWorker):
         super().__init__(*args, play=services.play, **kwargs)
 
 
+class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type hints
+    """Gunicorn, the Procfile's production server, run from the `spieltisch` command."""
+
+    def __init__(self, options: dict[str, Any]) -> None:
+        self.options = options
+        super().__init__()
+
+    def load_config(self) -> None:
+        for name, value in self.options.items():
+            self.cfg.set(name, value)
+
+    def load(self) -> Flask:
+        return web_app()
+
+
+def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
+    """Gunicorn's settings for `spieltisch`: embedded, one process (the fakeredis and the bot
+    worker live in it) with threads; with `REDIS_URL`, as many processes as the Procfile."""
+    processes = 1 if config.redis_url is None else int(os.environ.get("WEB_CONCURRENCY", "2"))
+    return {
+        "bind": f"{host}:{port}",
+        "workers": processes,
+        "worker_class": "gthread",
+        "threads": int(os.environ.get("WEB_THREADS", "32")),
+        "accesslog": "-",
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """`spieltisch`: serve on one machine (embedded unless REDIS_URL is set), or
     `spieltisch verify BUNDLE ...` to check an exported game offline."""
@@ -222,7 +258,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     options = parser.parse_args(args)
-    web_app().run(host=options.host, port=options.port, threaded=True)
+    Server(server_options(options.host, options.port, Config.from_env())).run()
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
@@ -28,7 +29,7 @@ from domain.table import Tables
 def local() -> tuple[Tables, BotCatalogue]:
     """The rules and bots of this process, built once per worker process."""
     registry = default_registry()
-    return Tables(registry), default_catalogue(registry)
+    return Tables(registry), default_catalogue(registry, time.perf_counter)
 
 
 def play_here(pairing: Pairing) -> GameRecord:
@@ -108,7 +109,7 @@ def progress_bar(description: str) -> Callable[[int, int], None]:
 
 
 def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    catalogue = default_catalogue(default_registry())
+    catalogue = default_catalogue(default_registry(), time.perf_counter)
     known = ", ".join(
         f"{info.name}" + (f" ({'/'.join(info.levels)})" if info.levels else "")
         for info in catalogue

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from random import Random
 
 from domain.chance import Chance
+from domain.game import Game
 from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, Result, RuleError
 from domain.seating import choose_first_seat, winners_by
 
@@ -162,3 +163,4 @@ def _with(values: tuple[int, ...], seat: int, value: int) -> tuple[int, ...]:
 
 
 MARATHON = Marathon()
+MARATHON_GAME = Game(MARATHON)

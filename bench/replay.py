@@ -25,9 +25,9 @@ import redis
 from flask import Flask
 
 from bench.common import parser, print_table, ratio, scratch_redis, verdict
-from bench.marathon import MARATHON, MAX_LENGTH
+from bench.marathon import MARATHON_GAME, MAX_LENGTH
 from bootstrap import Services, web_app
-from domain.games import pig10
+from domain.heuristics import pig10
 from domain.registry import GameRegistry
 from service.config import Config
 from service.views import SPECTATOR, Caller
@@ -41,7 +41,9 @@ COLD_REPEATS = 5
 
 def new_app(client: redis.Redis) -> Flask:
     """A fresh service (empty cache) on `client`, built as `bootstrap.web_app` builds it."""
-    return web_app(Config(), redis_client=client, registry=GameRegistry([pig10.RULES, MARATHON]))
+    return web_app(
+        Config(), redis_client=client, registry=GameRegistry([pig10.GAME, MARATHON_GAME])
+    )
 
 
 def services(app: Flask) -> Services:

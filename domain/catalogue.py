@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from random import Random
 
 from domain.bots import Bot, RandomBot, Turn
-from domain.heuristics import HEURISTICS
 from domain.registry import GameRegistry
 from domain.rules import JSON
-from domain.search import LEVELS, SearchBot
+from domain.search import LEVELS, Clock, SearchBot
 
 
 @dataclass(frozen=True)
@@ -38,10 +37,16 @@ class UnknownBot(ValueError):
 
 
 class HeuristicBot:
-    """Plays each game by that game's rules of thumb (`domain.heuristics`)."""
+    """Plays each game of `games` by the rules of thumb it declares (`domain.heuristics`)."""
+
+    def __init__(self, games: GameRegistry) -> None:
+        self.games = games
 
     def choose(self, turn: Turn, rng: Random) -> JSON:
-        return HEURISTICS[turn.rules.info.id](turn, rng)
+        heuristic = self.games.game(turn.rules.info.id).heuristic
+        if heuristic is None:
+            raise UnknownBot(f"bot 'heuristic' does not play {turn.rules.info.id}")
+        return heuristic(turn, rng)
 
 
 class BotCatalogue:
@@ -75,8 +80,8 @@ class BotCatalogue:
         return players[level if level is not None else info.default_level]
 
 
-def default_catalogue(registry: GameRegistry) -> BotCatalogue:
-    """Every built-in bot, playing every registered game it knows."""
+def default_catalogue(registry: GameRegistry, clock: Clock) -> BotCatalogue:
+    """Every built-in bot, playing every registered game it knows; `clock` times search."""
     games = tuple(registry.ids())
     return BotCatalogue(
         [
@@ -89,9 +94,9 @@ def default_catalogue(registry: GameRegistry) -> BotCatalogue:
                     "heuristic",
                     "Plays by rules of thumb a good player uses, written for each game: quick, "
                     "sensible, predictable.",
-                    tuple(game for game in games if game in HEURISTICS),
+                    tuple(game.id for game in registry.games() if game.heuristic is not None),
                 ),
-                {None: HeuristicBot()},
+                {None: HeuristicBot(registry)},
             ),
             (
                 BotInfo(
@@ -103,7 +108,7 @@ def default_catalogue(registry: GameRegistry) -> BotCatalogue:
                     levels=tuple(LEVELS),
                     default_level="medium",
                 ),
-                {level: SearchBot(budget) for level, budget in LEVELS.items()},
+                {level: SearchBot(budget, registry, clock) for level, budget in LEVELS.items()},
             ),
         ]
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from domain.games import krasskariert, krumme10, pig10, rollnbump, wobble
+from domain.game import Game
+from domain.heuristics import krasskariert, krumme10, pig10, rollnbump, wobble
 from domain.rules import Rules
 
 AnyRules = Rules[Any]
@@ -16,26 +17,33 @@ class UnknownGame(KeyError):
 
 
 class GameRegistry:
-    """Games by id, in the order they were registered."""
+    """Games by id, in the order they were registered. `registry[id]` is a game's rules, what
+    most callers need; `registry.game(id)` its whole declaration."""
 
-    def __init__(self, games: Iterable[AnyRules]) -> None:
-        self._games: dict[str, AnyRules] = {}
+    def __init__(self, games: Iterable[Game]) -> None:
+        self._games: dict[str, Game] = {}
         for game in games:
-            if game.info.id in self._games:
-                raise ValueError(f"game {game.info.id!r} registered twice")
-            self._games[game.info.id] = game
+            if game.id in self._games:
+                raise ValueError(f"game {game.id!r} registered twice")
+            self._games[game.id] = game
 
-    def __getitem__(self, game_id: str) -> AnyRules:
+    def game(self, game_id: str) -> Game:
         try:
             return self._games[game_id]
         except KeyError:
             raise UnknownGame(game_id) from None
 
+    def __getitem__(self, game_id: str) -> AnyRules:
+        return self.game(game_id).rules
+
     def __contains__(self, game_id: object) -> bool:
         return game_id in self._games
 
     def __iter__(self) -> Iterator[AnyRules]:
-        return iter(self._games.values())
+        return iter(game.rules for game in self._games.values())
+
+    def games(self) -> list[Game]:
+        return list(self._games.values())
 
     def ids(self) -> list[str]:
         return list(self._games)
@@ -53,8 +61,16 @@ class GameRegistry:
         ]
 
 
-def default_registry() -> GameRegistry:
-    """Every game Spieltisch ships."""
+def default_registry(*extra: Game) -> GameRegistry:
+    """Every game Spieltisch ships, one line each, then `extra` (games a deployment or a test
+    adds without changing this file)."""
     return GameRegistry(
-        [pig10.RULES, krumme10.RULES, krasskariert.RULES, wobble.RULES, rollnbump.RULES]
+        [
+            pig10.GAME,
+            krumme10.GAME,
+            krasskariert.GAME,
+            wobble.GAME,
+            rollnbump.GAME,
+            *extra,
+        ]
     )

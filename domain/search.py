@@ -20,15 +20,18 @@ heuristic, and a larger one finds where the heuristic is wrong.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
 from domain.bots import Turn
-from domain.heuristics import HEURISTICS, Heuristic
+from domain.game import Game
+from domain.registry import GameRegistry
 from domain.rules import JSON, Rules
+
+Clock = Callable[[], float]
+"""Seconds on a monotonic clock. Passed in by whoever builds the bots: domain/ reads no clock."""
 
 TURN_MOVES = 50
 """The most moves a playout adds past its horizon to finish the turn under way."""
@@ -51,11 +54,6 @@ class Budget:
     widening: float = 1.0
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
 
-
-DOUBT: dict[str, float] = {"rollnbump": 2.0}
-"""Games whose estimates lie more often than others at the same budget, and by how much more
-`confidence` their search asks for. Roll'n Bump's playouts are mostly dice: at 1 standard error
-medium search left its heuristic for worse moves (43.5% against it in 400 games, 50.1% at 2)."""
 
 LEVELS: dict[str, Budget] = {
     "easy": Budget(iterations=16, seconds=0.03, horizon=2),
@@ -91,10 +89,12 @@ class Node:
 
 
 class SearchBot:
-    """Chooses the move most often chosen by ISMCTS within `budget`."""
+    """Chooses the move most often chosen by ISMCTS within `budget`, playing each game of
+    `games` by its declared heuristic and search tuning; `clock` times the budget's seconds."""
 
-    def __init__(self, budget: Budget, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, budget: Budget, games: GameRegistry, clock: Clock) -> None:
         self.budget = budget
+        self.games = games
         self.clock = clock
 
     def choose(self, turn: Turn, rng: Random) -> JSON:
@@ -113,7 +113,7 @@ class SearchBot:
         first = next(iter(root.children.values()))
         margin = best.mean() - first.mean()
         spread = math.hypot(best.standard_error(), first.standard_error())
-        confidence = self.budget.confidence * DOUBT.get(turn.rules.info.id, 1.0)
+        confidence = self.budget.confidence * self._game(turn).search.doubt
         return best.move if margin > confidence * spread else first.move
 
     def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
@@ -171,11 +171,14 @@ class SearchBot:
     ) -> JSON:
         """The move the game's heuristic plays for `seat` in `state`, or a random one."""
         rules = turn.rules
-        heuristic: Heuristic | None = HEURISTICS.get(rules.info.id)
+        heuristic = self._game(turn).heuristic
         if heuristic is None or len(moves) == 1:
             return rng.choice(moves)
         view = rules.view(state, seat)
         return heuristic(Turn(rules, seat, turn.players, turn.options, view, moves), rng)
+
+    def _game(self, turn: Turn) -> Game:
+        return self.games.game(turn.rules.info.id)
 
     def _playout(self, turn: Turn, state: Any, mover: int, rng: Random) -> tuple[float, ...]:
         """`horizon` moves and then to the end of the turn under way, so that `evaluate` never

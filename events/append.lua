@@ -2,8 +2,14 @@
 -- KEYS[1]  the event stream            KEYS[2]  the game's idempotency hash
 -- ARGV[1]  expected version            ARGV[2]  expected head hash
 -- ARGV[3]  idempotency key ('' = none) ARGV[4]  receipt stored under that key
--- ARGV[5..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
--- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version}
+-- ARGV[5]  seconds the game's receipts live from now on ('0' = as they are): given when
+--          the append ends the game, so receipts expire while the log itself never does
+-- ARGV[6..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
+-- The receipt is checked before the version: a request repeating a key whose first request
+-- landed meanwhile gets that request's receipt, not a conflict.
+-- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version, head hash}: a
+-- conflict reports where the stream really stands, so that a writer whose cached table is ahead
+-- of it or has diverged from it (Redis lost its last writes, or was restored) can tell
 local key = ARGV[3]
 if key ~= '' then
   local receipt = redis.call('HGET', KEYS[2], key)
@@ -24,16 +30,19 @@ if #last > 0 then
   end
 end
 if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
-  return {'conflict', tostring(version)}
+  return {'conflict', tostring(version), head}
 end
 
-local count = (#ARGV - 4) / 2
+local count = (#ARGV - 5) / 2
 for i = 0, count - 1 do
   -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
   redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
-    'e', ARGV[5 + 2 * i], 'h', ARGV[6 + 2 * i])
+    'e', ARGV[6 + 2 * i], 'h', ARGV[7 + 2 * i])
 end
 if key ~= '' then
   redis.call('HSET', KEYS[2], key, ARGV[4])
+end
+if tonumber(ARGV[5]) > 0 then
+  redis.call('EXPIRE', KEYS[2], ARGV[5])
 end
 return {'ok', tostring(version + count)}

@@ -3,10 +3,16 @@
 The one place the service and the workers read and write tables. A cached table is only ever
 extended by the events after its position, and the store checks their chain from its head, so a
 read costs the events new since the last one, not the whole game.
+
+A cached table is never served ahead of its stream or diverged from it: every read fetches the
+cached head along with what follows it, and a refused append reports the stream's own head, so
+when Redis lost its last writes or was restored, the first read or write that meets the table
+drops the cached state and folds the stream again.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections import OrderedDict
@@ -16,8 +22,9 @@ from datetime import datetime
 
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
-from events.store import AlreadyAppended, Appended, EventStore
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
 
+LOG = logging.getLogger(__name__)
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -41,6 +48,10 @@ class Loaded:
 
     table: Table
     position: Position
+
+    @property
+    def version(self) -> int:
+        return self.position.version
 
 
 def stamped(table: Table, last: Recorded) -> Table:
@@ -73,6 +84,12 @@ class TableCache:
             while len(self._entries) > self.size:
                 self._entries.popitem(last=False)
 
+    def drop(self, table_id: str, stale: Loaded) -> None:
+        """Forget `table_id`, unless another thread has cached a state other than `stale`."""
+        with self._lock:
+            if self._entries.get(table_id) is stale:
+                del self._entries[table_id]
+
 
 class TableRepository:
     """Loads tables (store + fold + cache) and commits the events decided on them."""
@@ -86,8 +103,12 @@ class TableRepository:
         """The table as of its latest event; `UnknownTable` if it has none."""
         check_table_id(table_id)
         cached = self.cache.get(table_id)
-        after = cached.position if cached else START
-        records = self.store.read(table_id, after)
+        records = None if cached is None else self.store.read_on(table_id, cached.position)
+        if cached is not None and records is None:
+            self._forget(table_id, cached, "the stream no longer holds it")
+            cached = None
+        if records is None:
+            records = self.store.read(table_id, START)
         if not records:
             if cached is None:
                 raise UnknownTable(table_id)
@@ -97,6 +118,11 @@ class TableRepository:
         loaded = Loaded(stamped(table, records[-1]), records[-1].position)
         self.cache.put(table_id, loaded)
         return loaded
+
+    def _forget(self, table_id: str, stale: Loaded, why: str) -> None:
+        # Worth a warning: the stream lost writes it had acknowledged, or was restored.
+        LOG.warning("table %s: dropped the cached version %d: %s", table_id, stale.version, why)
+        self.cache.drop(table_id, stale)
 
     def cached(self, table_id: str) -> Loaded | None:
         """The table as this process last saw it, without asking the store."""
@@ -110,13 +136,31 @@ class TableRepository:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """Append `records` (sealed on the table's head) and cache `after`, the table they make.
 
-        Raises `ConcurrencyConflict` if the table moved on since they were decided."""
-        outcome = self.store.append_sealed(
-            table_id, list(records), idempotency=idempotency, receipt=receipt
-        )
+        Raises `ConcurrencyConflict` if the table moved on since they were decided; if the
+        stream stands behind or beside the cached table, the cache forgets it."""
+        try:
+            outcome = self.store.append_sealed(
+                table_id,
+                list(records),
+                idempotency=idempotency,
+                receipt=receipt,
+                receipts_ttl=receipts_ttl,
+            )
+        except ConcurrencyConflict as conflict:
+            cached = self.cache.get(table_id)
+            stream = conflict.position
+            if (
+                cached is not None
+                and stream is not None
+                and stream.version <= cached.position.version
+                and stream != cached.position
+            ):
+                self._forget(table_id, cached, f"the stream stands at version {stream.version}")
+            raise
         if isinstance(outcome, Appended):
             self.cache.put(table_id, after)
         return outcome

@@ -33,12 +33,19 @@ def created_index_key() -> str:
 
 
 class ConcurrencyConflict(Exception):
-    """The stream moved on: it is not at the version the append expected."""
+    """The stream is not at the version the append expected; `head`, where known, is the hash
+    of the stream's last event."""
 
-    def __init__(self, expected: int, actual: int) -> None:
+    def __init__(self, expected: int, actual: int, head: str | None = None) -> None:
         super().__init__(f"expected version {expected}, the stream is at {actual}")
         self.expected = expected
         self.actual = actual
+        self.head = head
+
+    @property
+    def position(self) -> Position | None:
+        """Where the stream stands, if the store said."""
+        return None if self.head is None else Position(self.actual, self.head)
 
 
 @dataclass(frozen=True)
@@ -85,14 +92,20 @@ class EventStore:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """Append all of `events` or none: only if the stream is at `expected`.
 
         With an `idempotency` key that was used before on this game, nothing is written and the
-        receipt stored with the first append is returned instead.
+        receipt stored with the first append is returned instead. A `receipts_ttl` (seconds)
+        makes all of the game's receipts expire that long after this append.
         """
         return self.append_sealed(
-            game_id, seal(events, meta, expected), idempotency=idempotency, receipt=receipt
+            game_id,
+            seal(events, meta, expected),
+            idempotency=idempotency,
+            receipt=receipt,
+            receipts_ttl=receipts_ttl,
         )
 
     def append_sealed(
@@ -102,6 +115,7 @@ class EventStore:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        receipts_ttl: int = 0,
     ) -> Appended | AlreadyAppended:
         """`append` for records already numbered and chained by `seal` (onto their first `prev`)."""
         if not records:
@@ -112,17 +126,20 @@ class EventStore:
             expected.head,
             idempotency or "",
             receipt,
+            receipts_ttl,
         ]
         for record in records:
             args += [record.raw, record.hash]
-        outcome, value = self._run_append([stream_key(game_id), idempotency_key(game_id), *args])
+        outcome, value, *head = self._run_append(
+            [stream_key(game_id), idempotency_key(game_id), *args]
+        )
         if outcome == b"ok":
             return Appended(list(records))
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
-        raise ConcurrencyConflict(expected.version, int(value))
+        raise ConcurrencyConflict(expected.version, int(value), head[0].decode())
 
-    def _run_append(self, keys_and_args: list[str | bytes | int]) -> tuple[bytes, bytes]:
+    def _run_append(self, keys_and_args: list[str | bytes | int]) -> list[bytes]:
         # EVALSHA straight away (redis-py's Script wrapper costs more than the script's own work);
         # the script is loaded only when the server does not know it yet.
         try:
@@ -130,8 +147,7 @@ class EventStore:
         except NoScriptError:
             self._redis.script_load(APPEND_SCRIPT)
             reply = self._redis.evalsha(self._append_sha, 2, *keys_and_args)
-        outcome, value = reply
-        return outcome, value
+        return list(reply)
 
     def receipt(self, game_id: str, idempotency: str) -> str | None:
         """The receipt stored by the append that first used `idempotency`, if any."""
@@ -156,18 +172,36 @@ class EventStore:
         upper = "+" if until is None else f"{until}-0"
         if until is not None and until <= after.version:
             return []
-        # The client is made without decode_responses, so entries are (id, {field: bytes}).
-        entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrange(  # type: ignore[assignment]
-            stream_key(game_id), f"{after.version + 1}-0", upper
-        )
-        records = [
-            Recorded.from_stored(fields[b"e"], fields[b"h"].decode()) for _, fields in entries
-        ]
+        records = self._range(game_id, after.version + 1, upper)
         if verify:
             verify_chain(records, after, hash_of=stored_hash)
         if not upcast:
             return records
         return [self._upcasters.upcast(record) for record in records]
+
+    def read_on(self, game_id: str, position: Position) -> list[Recorded] | None:
+        """The events after `position`, verified and upcast, if the stream still holds
+        `position` itself; None if it does not (it lost its last writes, or was restored or
+        rewritten since), whatever follows there.
+
+        The event at `position` is read along with those after it, in the same round trip, so
+        a table cached at `position` is checked against the stream on every read for free.
+        """
+        if position.version == 0:
+            return self.read(game_id, position)
+        records = self._range(game_id, position.version, "+")
+        if not records or records[0].position != position:
+            return None
+        verify_chain(records[1:], position, hash_of=stored_hash)
+        return [self._upcasters.upcast(record) for record in records[1:]]
+
+    def _range(self, game_id: str, first: int, upper: str) -> list[Recorded]:
+        """The stored records from version `first` up to the stream id `upper`."""
+        # The client is made without decode_responses, so entries are (id, {field: bytes}).
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrange(  # type: ignore[assignment]
+            stream_key(game_id), f"{first}-0", upper
+        )
+        return [Recorded.from_stored(fields[b"e"], fields[b"h"].decode()) for _, fields in entries]
 
     def wait(self, game_id: str, after: int, timeout_ms: int) -> list[Recorded]:
         """Events after version `after`, blocking up to `timeout_ms` until there are some.

@@ -25,6 +25,7 @@ import hashlib
 import itertools
 import json
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from random import Random
@@ -56,7 +57,7 @@ def play(game: str) -> dict[str, JSON]:
     """One finished game of `game`, exported."""
     redis = fakeredis.FakeRedis()
     registry = default_registry()
-    bots = default_catalogue(registry)
+    bots = default_catalogue(registry, time.perf_counter)
     start = datetime(2026, 11, 24, tzinfo=UTC)
     ticks = itertools.count()
     service = bootstrap.build(

@@ -10,17 +10,24 @@ from typing import Any
 
 import redis
 from flask import Flask, Response
+from flask_limiter import Limiter
 
 from domain.catalogue import BotCatalogue
-from service.client import client
+from service.client import CONTENT_SECURITY_POLICY, client
 from service.config import Config
 from service.errors import register_error_handlers
+from service.limits import limit_routes
 from service.routes import api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 
-OPENAPI = Path(__file__).resolve().parent.parent / "openapi.yaml"
-"""The HTTP contract, kept at the top of the repository and served as it is."""
+OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
+"""The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
+in an installed package a copy of it."""
+
+
+NOTHING_TO_RUN = "default-src 'none'; frame-ancestors 'none'"
+"""The policy of every answer that is not a page: JSON, scripts, the spec."""
 
 
 def create_app(
@@ -30,6 +37,7 @@ def create_app(
     commands: TableCommands,
     queries: TableQueries,
     bots: BotCatalogue | None,
+    limiter: Limiter,
 ) -> Flask:
     """The web app over the given services; `bootstrap.web_app` builds them."""
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
@@ -43,7 +51,18 @@ def create_app(
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
     app.register_blueprint(api)
     app.register_blueprint(client)
+    limit_routes(app, limiter, config)
     register_error_handlers(app)
+
+    @app.after_request
+    def harden(response: Response) -> Response:
+        """No browser guesses a type, and every page keeps to its own origin."""
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        if "Content-Security-Policy" not in response.headers:
+            page = response.mimetype == "text/html"
+            policy = CONTENT_SECURITY_POLICY if page else NOTHING_TO_RUN
+            response.headers["Content-Security-Policy"] = policy
+        return response
 
     @app.get("/openapi.yaml")
     def openapi() -> Response:
@@ -51,7 +70,14 @@ def create_app(
 
     @app.get("/health")
     def health() -> dict[str, Any]:
-        redis_client.ping()
+        """Liveness: the process serves requests. It asks nothing of Redis, so that an outage
+        of Redis never gets a web process restarted (it recovers by itself)."""
         return {"status": "ok", "embedded": config.redis_url is None}
+
+    @app.get("/ready")
+    def ready() -> dict[str, Any]:
+        """Readiness: Redis answers, so requests can be served; a 503 problem while it does not."""
+        redis_client.ping()
+        return {"status": "ready", "embedded": config.redis_url is None}
 
     return app

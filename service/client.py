@@ -1,13 +1,23 @@
 """The web client: static files in `service/static`, served as they are (no build step).
 
-The client speaks only the public API, so it is also the reference client for it.
+The client speaks only the public API, so it is also the reference client for it. A game's table
+is `static/games/<game id>.js` (exporting an object named after the game), with an optional
+`static/games/<game id>.css`; a game with no module of its own gets the generic table
+(`static/generic.js`). `/client/games.json` tells the page which games have which, so that adding
+a game's files is all it takes.
 """
 
 from __future__ import annotations
 
-from flask import Blueprint, Response
+from pathlib import Path
+
+from flask import Blueprint, Response, jsonify
 
 client = Blueprint("client", __name__, static_folder="static", static_url_path="/static")
+
+GAME_TABLES = Path(__file__).resolve().parent / "static" / "games"
+NOT_A_GAME = {"index"}
+"""`games/index.js` loads the games' modules; it is not one."""
 
 # Everything the page loads comes from this server; nothing from the internet.
 CONTENT_SECURITY_POLICY = (
@@ -21,5 +31,19 @@ def index() -> Response:
     """The single page; its routes live after the `#`, so every link to it is this URL."""
     response = client.send_static_file("index.html")
     response.headers["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@client.get("/client/games.json")
+def game_tables() -> Response:
+    """The games with a table module (`tables`) and a stylesheet (`stylesheets`) of their own,
+    by id: the page loads exactly these, so it never asks for a file that does not exist."""
+    response = jsonify(
+        tables=sorted(
+            path.stem for path in GAME_TABLES.glob("*.js") if path.stem not in NOT_A_GAME
+        ),
+        stylesheets=sorted(path.stem for path in GAME_TABLES.glob("*.css")),
+    )
     response.headers["Cache-Control"] = "no-cache"
     return response

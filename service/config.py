@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from domain.game import Game
+from domain.registry import GameRegistry, default_registry
 
 
 @dataclass(frozen=True)
@@ -32,9 +36,32 @@ class Config:
     max_streams: int = 24
     """Live streams each web process serves at once; one more is refused with a 503, so that
     long-lived streams never take every thread from the other requests."""
+    receipts_ttl_seconds: int = 24 * 3600
+    """How long a game's idempotency receipts are kept once it has ended (its log is kept for
+    ever): a retry of a move later than that is answered from the table, as stale."""
     signing_key: str | None = None
     """The Ed25519 private key (32 bytes, base64 or hex) signing export bundles; required with
     a Redis URL, as every web process must sign with the same key. Embedded, None makes one."""
+    rate_limits: bool = True
+    """Whether the limits below are enforced (`SPIELTISCH_RATE_LIMITS=off` turns them off)."""
+    limit_tables: str = "30/second"
+    """Tables one client address may open (`SPIELTISCH_LIMIT_TABLES`, Flask-Limiter syntax)."""
+    limit_seats: str = "60/second"
+    """Seats one client address may take."""
+    limit_moves: str = "100/second"
+    """Moves one seat token may send (a client without a token: its address)."""
+    limit_streams: str = "10/second"
+    """Live streams one client address may open."""
+    limit_reads: str = "100/second"
+    """Heavy reads (log, versions, scores, audit, export) one client address may make."""
+    extra_games: tuple[str, ...] = ()
+    """Games to host besides Spieltisch's own, each `module:NAME` naming a `domain.game.Game`
+    (`SPIELTISCH_EXTRA_GAMES`, comma-separated): how the tests add a game without changing the
+    code. Give the web processes and the bot workers the same list."""
+
+    def registry(self) -> GameRegistry:
+        """Spieltisch's games, then `extra_games`."""
+        return default_registry(*map(load_game, self.extra_games))
 
     @property
     def default_clock(self) -> dict[str, float]:
@@ -61,5 +88,26 @@ class Config:
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
+            receipts_ttl_seconds=int(number("RECEIPTS_TTL", cls.receipts_ttl_seconds)),
             signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
+            rate_limits=environ.get("SPIELTISCH_RATE_LIMITS", "on").lower() != "off",
+            limit_tables=environ.get("SPIELTISCH_LIMIT_TABLES", cls.limit_tables),
+            limit_seats=environ.get("SPIELTISCH_LIMIT_SEATS", cls.limit_seats),
+            limit_moves=environ.get("SPIELTISCH_LIMIT_MOVES", cls.limit_moves),
+            limit_streams=environ.get("SPIELTISCH_LIMIT_STREAMS", cls.limit_streams),
+            limit_reads=environ.get("SPIELTISCH_LIMIT_READS", cls.limit_reads),
+            extra_games=tuple(
+                path.strip()
+                for path in environ.get("SPIELTISCH_EXTRA_GAMES", "").split(",")
+                if path.strip()
+            ),
         )
+
+
+def load_game(path: str) -> Game:
+    """The `Game` at `path`, `module:NAME`."""
+    module, _, name = path.partition(":")
+    game = getattr(importlib.import_module(module), name)
+    if not isinstance(game, Game):
+        raise TypeError(f"{path} is a {type(game).__name__}, not a domain.game.Game")
+    return game

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, json
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
 from domain.catalogue import UnknownBot
@@ -49,6 +51,8 @@ class ProblemType:
     status: int
     slug: str
     title: str
+    retry_after: int | None = None
+    """Seconds a client should wait before retrying (the `Retry-After` header), if it may."""
 
 
 class RequestProblem(ServiceError):
@@ -87,6 +91,9 @@ class NoRulebook(RequestProblem):
     """A hosted game that ships no rule book."""
 
 
+SERVICE_UNAVAILABLE = ProblemType(503, "service-unavailable", "Service unavailable", retry_after=1)
+"""Redis does not answer: nothing was decided on what it could not read, so a retry is safe."""
+
 PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     # the rules and the table (domain)
     RuleError: ProblemType(422, "illegal-move", "Illegal move"),
@@ -111,6 +118,9 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     IdempotencyKeyReused: ProblemType(422, "idempotency-key-reused", "Idempotency-Key reused"),
     UnknownVersion: ProblemType(404, "unknown-version", "No such version"),
     GameNotFinished: ProblemType(409, "game-not-finished", "Game not finished"),
+    # Redis (BusyLoadingError, while it loads its data after a restart, is a ConnectionError)
+    RedisConnectionError: SERVICE_UNAVAILABLE,
+    RedisTimeoutError: SERVICE_UNAVAILABLE,
     # the request
     MalformedJson: ProblemType(400, "malformed-json", "Malformed JSON"),
     InvalidBody: ProblemType(422, "invalid-body", "Invalid request"),
@@ -118,7 +128,7 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     UnsupportedMediaType: ProblemType(415, "unsupported-media-type", "JSON required"),
     InvalidIdempotencyKey: ProblemType(400, "invalid-idempotency-key", "Invalid Idempotency-Key"),
     InvalidLastEventId: ProblemType(400, "invalid-last-event-id", "Invalid Last-Event-ID"),
-    TooManyStreams: ProblemType(503, "too-many-streams", "Too many live streams"),
+    TooManyStreams: ProblemType(503, "too-many-streams", "Too many live streams", retry_after=2),
     NoRulebook: ProblemType(404, "no-rulebook", "No rule book"),
 }
 """Every typed error the API answers with: the most specific class in an error's MRO wins."""
@@ -131,6 +141,7 @@ HTTP_PROBLEMS = {
     406: ProblemType(406, "not-acceptable", "Not Acceptable"),
     413: ProblemType(413, "body-too-large", "Request Entity Too Large"),
     415: ProblemType(415, "unsupported-media-type", "Unsupported Media Type"),
+    429: ProblemType(429, "rate-limited", "Too Many Requests"),
 }
 """Werkzeug's own HTTP errors (unknown routes, wrong methods, bodies too large...), by status."""
 
@@ -175,6 +186,8 @@ def detail_of(error: Exception) -> str:
         return error.detail
     if isinstance(error, UnknownGame):
         return f"there is no game {error.args[0]!r}"
+    if isinstance(error, RedisConnectionError | RedisTimeoutError):
+        return "the service cannot reach its storage now; retry in a moment"
     return str(error)
 
 
@@ -186,7 +199,10 @@ def problem_response(kind: ProblemType, detail: str, **extra: Any) -> Response:
         "detail": detail,
         **extra,
     }
-    return Response(json.dumps(body), status=kind.status, mimetype=PROBLEM_JSON)
+    response = Response(json.dumps(body), status=kind.status, mimetype=PROBLEM_JSON)
+    if kind.retry_after is not None:
+        response.headers["Retry-After"] = str(kind.retry_after)
+    return response
 
 
 def register_error_handlers(app: Flask) -> None:
@@ -197,6 +213,8 @@ def register_error_handlers(app: Flask) -> None:
         if status == 413:
             limit = app.config.get("MAX_CONTENT_LENGTH")
             detail = f"the request body is larger than the limit of {limit} bytes"
+        if status == 429:
+            detail = f"more requests than the limit of {detail}; retry after Retry-After seconds"
         kind = HTTP_PROBLEMS.get(status, ProblemType(status, OTHER_HTTP_ERROR, error.name))
         response = problem_response(kind, detail)
         if status == 405 and error.valid_methods:  # type: ignore[attr-defined]
@@ -208,6 +226,9 @@ def register_error_handlers(app: Flask) -> None:
         found = problem_of(error)
         if found is not None:
             kind, extra = found
+            if kind is SERVICE_UNAVAILABLE:
+                # An outage is the operator's to see, once a request, without a traceback.
+                app.logger.warning("Redis unavailable: %s", error)
             return problem_response(kind, detail_of(error), **extra)
         app.logger.exception("unhandled error", exc_info=error)
         return problem_response(INTERNAL_ERROR, "the server failed; retry later")

@@ -8,6 +8,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from marshmallow import Schema, ValidationError
+from werkzeug.exceptions import RequestEntityTooLarge
 
 from domain.catalogue import BotCatalogue
 from service import schemas
@@ -74,10 +75,9 @@ def body(schema: Schema) -> dict[str, Any]:
     """The request's JSON body, validated by `schema`."""
     if not request.is_json:
         raise UnsupportedMediaType("send the body as JSON with 'Content-Type: application/json'")
+    data = whole_body()
     try:
-        payload = json.loads(
-            request.get_data(), parse_constant=refuse_constant, parse_float=finite_float
-        )
+        payload = json.loads(data, parse_constant=refuse_constant, parse_float=finite_float)
         # Lone surrogates parse but cannot be stored as UTF-8.
         json.dumps(payload, ensure_ascii=False).encode()
     except (ValueError, RecursionError):
@@ -87,6 +87,20 @@ def body(schema: Schema) -> dict[str, Any]:
     if depth(payload) > MAX_DEPTH:
         raise MalformedJson(f"nest JSON at most {MAX_DEPTH} deep")
     return validated(schema, payload, "body")
+
+
+def whole_body() -> bytes:
+    """The request body; 413 when it is longer than the limit. Werkzeug refuses an over-long
+    body with a Content-Length itself, but cuts a chunked one off at the limit silently."""
+    data = request.get_data()
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if (
+        request.content_length is None
+        and len(data) >= limit
+        and request.environ["wsgi.input"].read(1)
+    ):
+        raise RequestEntityTooLarge()
+    return data
 
 
 def refuse_constant(name: str) -> None:
@@ -269,7 +283,7 @@ def stream_events(table_id: str) -> Response:
                 "Last-Event-ID must be the id of an event this stream sent: a version number"
             )
         after = int(resume)
-    queries().repository.load(table_id)  # an unknown table is a 404 now, not an empty stream
+    queries().load(table_id, caller)  # an unknown table is a 404 now, not an empty stream
     config: Config = current_app.extensions["spieltisch.config"]
     limit: StreamLimit = current_app.extensions["spieltisch.streams"]
     release = limit.acquire()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
@@ -32,7 +33,26 @@ ENTROPY = fields.String(
 # -- requests -------------------------------------------------------------------------------------
 
 
-NAME = fields.String(validate=validate.Length(min=1, max=40), load_default=None)
+class DisplayName(fields.String):
+    """A name shown to other people: NFC-normalised and trimmed, 1 to 40 characters, and
+    refused if it holds a character that could disguise it (controls, bidi overrides and
+    isolates, zero-width and other format characters, line breaks, private or unassigned ones)."""
+
+    HIDING = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+    LIMIT = 40
+
+    def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str:
+        text = unicodedata.normalize("NFC", super()._deserialize(value, attr, data, **kwargs))
+        hiding = sorted({f"U+{ord(c):04X}" for c in text if unicodedata.category(c) in self.HIDING})
+        if hiding:
+            raise ValidationError(f"a name may not hold control or format characters: {hiding}")
+        text = text.strip()
+        if not 1 <= len(text) <= self.LIMIT:
+            raise ValidationError(f"a name has 1 to {self.LIMIT} characters, spaces trimmed")
+        return text
+
+
+NAME = DisplayName(load_default=None)
 BOT_NAME = validate.Length(min=1, max=40)
 BOT_LEVEL = fields.String(
     validate=validate.Length(min=1, max=40),

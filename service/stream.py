@@ -71,7 +71,7 @@ def event_stream(
     yield f"retry: {RECONNECT_MS}\n\n"
     ends = clock() + max_seconds
     position = after
-    table = queries.repository.load(table_id).table
+    table = queries.load(table_id, caller).table
     if table.result is not None and position >= table.version:
         return  # the whole game is behind the caller already
     while True:
@@ -88,7 +88,7 @@ def event_stream(
             yield ": keep-alive\n\n"
             continue
         # The table now includes these records (and verifies their chain): redact against it.
-        table = queries.repository.load(table_id).table
+        table = queries.load(table_id, caller).table
         for record in records:
             if record.seq > table.version:
                 break  # appended after the load: the next round sends it

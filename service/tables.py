@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import secrets
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 
 from domain.catalogue import BotCatalogue, UnknownBot
 from domain.dice import SEED_BYTES, commitment
-from domain.rules import JSON
+from domain.rules import JSON, RuleError
 from domain.table import (
     GAME_FINISHED,
     Command,
@@ -31,6 +32,7 @@ from domain.table import (
     MakeMove,
     NotYourTurn,
     Table,
+    TableError,
     TakeSeat,
     command_to_json,
 )
@@ -95,6 +97,7 @@ class GameNotFinished(ServiceError):
     """Something only a finished game has (its audit, its export) asked of a running one."""
 
 
+LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
 LIST_SCAN = 10
@@ -129,7 +132,7 @@ class Pending:
 @dataclass(frozen=True)
 class MoveAnswer:
     shown: Shown
-    replayed: bool
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,30 @@ class BotSeat:
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
+    def expect(self, table: Table) -> None:
+        """Before `table` is appended: have the sweep look at it soon, in case `schedule`
+        never runs or fails after the append."""
+        ...
+
     def schedule(self, table: Table) -> list[str]: ...
+
+
+def held(loaded: Loaded, caller: Caller) -> Loaded:
+    """`loaded`, if the caller's token still holds its seat there. The seat was found in a table
+    this process had cached; if the stream has since lost the event that gave it (Redis lost
+    its last writes), the token holds nothing, and must not be shown that seat's view."""
+    digest = caller.token_sha256
+    if digest is not None and loaded.table.seat_of(digest) != caller.seat:
+        raise InvalidToken("this token holds no seat at this table")
+    return loaded
+
+
+def same_move(stored: str, fingerprint: str) -> None:
+    """Refuse a key sent again with another move (or another expected version)."""
+    if stored != fingerprint:
+        raise IdempotencyKeyReused(
+            "this Idempotency-Key was already used for a different move; use a new key"
+        )
 
 
 def seated(caller: Caller) -> int:
@@ -172,9 +198,11 @@ class TableCommands:
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
         default_clock: Mapping[str, JSON] | None = None,
+        receipts_ttl_seconds: int = 24 * 3600,
     ) -> None:
         self.repository = repository
         self.default_clock = dict(default_clock or {})
+        self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
         self.vault = vault
         self.views = views
@@ -202,9 +230,9 @@ class TableCommands:
         service's defaults); the seed stays secret, `GameCreated` carries only its commitment.
         A table whose every seat is a bot plays itself.
 
-        The table is listed in the index only once its events have landed, so the index never
-        names a table that was not created. A process that dies in between leaves the table
-        unlisted: it is there and plays as any other, but `list_tables` never shows it.
+        The table is listed in the index before its events are appended, so that nothing
+        after the append can fail and an acknowledged table is always listed; an id whose
+        append then failed names no stream, and `list_tables` skips it.
         """
         if game not in self.tables.registry:
             known = self.tables.registry.ids()
@@ -226,9 +254,9 @@ class TableCommands:
             sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot, level=level)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
         self.vault.put(table_id, seed)
-        self._commit(table_id, pending)
         if self.index is not None:
             self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))
+        self._commit(table_id, pending)
         return self.views.show(TableOf(pending.after.table), SPECTATOR)
 
     def take_seat(
@@ -247,7 +275,7 @@ class TableCommands:
         seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it.
         The table in it is as the new seat's holder sees it, or for a seat given to a machine,
         as `caller` does."""
-        loaded = self.repository.load(table_id)
+        loaded = held(self.repository.load(table_id), caller)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
         token = None if bot is not None else self.new_token()
@@ -281,27 +309,54 @@ class TableCommands:
         expected_version: int,
         idempotency_key: str | None,
     ) -> MoveAnswer:
-        """Decide and append a move; a repeated idempotency key gets the first answer back."""
+        """Decide and append a move; a repeated idempotency key gets the first answer back.
+
+        Of concurrent requests with one key, one is written and every other is answered with
+        its replay: the append script looks the key up before the version, and a request
+        refused before it got there (the table moved on under it) looks again.
+        """
         seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
-        key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
+        if idempotency_key is None:
+            return self._move(
+                table_id, caller, move, expected_version, key=None, fingerprint=fingerprint
+            )
+        key = f"{seat}:{idempotency_key}"
         store = self.repository.store
-        if key is not None and (first := store.receipt(table_id, key)) is not None:
-            return self._replay(first, fingerprint)
-        loaded = self.repository.load(table_id)
+        if (first := store.receipt(table_id, key)) is not None:
+            return self._replay(table_id, caller, first, fingerprint)
+        try:
+            return self._move(
+                table_id, caller, move, expected_version, key=key, fingerprint=fingerprint
+            )
+        except (ConcurrencyConflict, RuleError, TableError):
+            if (first := store.receipt(table_id, key)) is None:
+                raise
+            return self._replay(table_id, caller, first, fingerprint)
+
+    def _move(
+        self,
+        table_id: str,
+        caller: Caller,
+        move: JSON,
+        expected_version: int,
+        *,
+        key: str | None,
+        fingerprint: str,
+    ) -> MoveAnswer:
+        seat = seated(caller)
+        loaded = held(self.repository.load(table_id), caller)
         if expected_version != loaded.table.version:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
         if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
             raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
         pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
-        shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
-        receipt = (
-            "" if key is None else json.dumps({"fingerprint": fingerprint, "body": shown.body})
-        )
-        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt)
+        # The receipt names the versions the move appended; a replay shows them again.
+        receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
+        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
         if isinstance(outcome, AlreadyAppended):
-            return self._replay(outcome.receipt, fingerprint)
-        return MoveAnswer(shown, replayed=False)
+            return self._replay(table_id, caller, outcome.receipt, fingerprint)
+        return MoveAnswer(self.views.show(MoveMade(pending.after.table, pending.records), caller))
 
     def leave(self, table_id: str, caller: Caller) -> Shown:
         """The caller resigns: a bot plays its seat for the rest of the game (recorded)."""
@@ -346,15 +401,21 @@ class TableCommands:
             raise UnknownBot("this service has no bots")
         return self.bots.level(bot, level, game)
 
-    @staticmethod
-    def _replay(receipt: str, fingerprint: str) -> MoveAnswer:
-        first = json.loads(receipt)
-        if first["fingerprint"] != fingerprint:
-            raise IdempotencyKeyReused(
-                "this Idempotency-Key was already used for a different move; use a new key"
-            )
-        # The receipt holds the answer built for this very seat: the key is the seat's own.
-        return MoveAnswer(Shown(first["body"]), replayed=True)
+    def _replay(self, table_id: str, caller: Caller, receipt: str, fingerprint: str) -> MoveAnswer:
+        """The answer to the move a receipt records, built again from the log for `caller`
+        (the key is the seat's own, so the caller is the seat that made the move)."""
+        if receipt.startswith("{"):
+            # Written before receipts were compact: it holds the answer itself.
+            legacy = json.loads(receipt)
+            same_move(legacy["fingerprint"], fingerprint)
+            return MoveAnswer(Shown(legacy["body"]), replayed=True)
+        stored, first, last = receipt.split()
+        same_move(stored, fingerprint)
+        records = self.repository.store.read(table_id, START, until=int(last))
+        table = self.tables.fold(record.event for record in records)
+        assert table is not None
+        made = MoveMade(stamped(table, records[-1]), records[int(first) - 1 :])
+        return MoveAnswer(self.views.show(made, caller), replayed=True)
 
     def _decide(
         self, loaded: Loaded | None, command: Command, seed: bytes, seat: int | None
@@ -381,11 +442,31 @@ class TableCommands:
         idempotency: str | None = None,
         receipt: str = "",
     ) -> Appended | AlreadyAppended:
+        """Append `pending`, then queue its bot turns. Once the append has landed the command
+        is done: a failure to queue is logged, never raised, and the sweep queues them. The
+        append that ends the game sets its receipts to expire; its log never does."""
+        table = pending.after.table
+        if self.turns is not None:
+            self.turns.expect(table)
+        ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(
-            table_id, pending.records, pending.after, idempotency=idempotency, receipt=receipt
+            table_id,
+            pending.records,
+            pending.after,
+            idempotency=idempotency,
+            receipt=receipt,
+            receipts_ttl=self.receipts_ttl_seconds if ends else 0,
         )
         if isinstance(outcome, Appended) and self.turns is not None:
-            self.turns.schedule(pending.after.table)
+            try:
+                self.turns.schedule(table)
+            except Exception:
+                LOG.exception(
+                    "table %s is stored at version %d, but its bot turns could not be queued; "
+                    "the sweep will queue them",
+                    table_id,
+                    table.version,
+                )
         return outcome
 
 
@@ -414,7 +495,11 @@ class TableQueries:
             seat = self.repository.load(table_id).table.seat_of(digest)
         if seat is None:
             raise InvalidToken("this token holds no seat at this table")
-        return Caller(seat)
+        return Caller(seat, digest)
+
+    def load(self, table_id: str, caller: Caller) -> Loaded:
+        """The table as of its latest event, loaded for `caller` (see `held`)."""
+        return held(self.repository.load(table_id), caller)
 
     def current(self, table_id: str) -> Table | None:
         """The table as it is now, or None if there is no such table."""
@@ -424,7 +509,7 @@ class TableQueries:
             return None
 
     def view(self, table_id: str, caller: Caller) -> Shown:
-        return self.views.show(TableOf(self.repository.load(table_id).table), caller)
+        return self.views.show(TableOf(self.load(table_id, caller).table), caller)
 
     def seats(self, table_id: str) -> Shown:
         return self.views.show(SeatsOf(self.repository.load(table_id).table), SPECTATOR)
@@ -434,9 +519,9 @@ class TableQueries:
         may see them: the public outline and when the table was opened.
 
         Ids come from the index; each table is loaded from its stream (through the cache),
-        and an id whose stream is gone is skipped (unless this process has it cached: streams
-        are never deleted in play). Only the `LIST_SCAN * limit` newest ids are looked at, so
-        a rare filter may find fewer than `limit` though older tables match.
+        and an id with no stream (its creation's append failed) is skipped. Only the
+        `LIST_SCAN * limit` newest ids are looked at, so a rare filter may find fewer than
+        `limit` though older tables match.
         """
         if game is not None and game not in self.tables.registry:
             known = self.tables.registry.ids()
@@ -447,7 +532,7 @@ class TableQueries:
             try:
                 table = self.repository.load(table_id).table
             except UnknownTable:
-                continue  # the index outlived the table's stream
+                continue  # listed before its append, which failed
             if status not in (None, table.status.value) or game not in (None, table.game):
                 continue
             found.append((table, created))
@@ -472,17 +557,17 @@ class TableQueries:
 
     def legal_moves(self, table_id: str, caller: Caller) -> Shown:
         seated(caller)
-        return self.views.show(MovesOf(self.repository.load(table_id).table), caller)
+        return self.views.show(MovesOf(self.load(table_id, caller).table), caller)
 
     def events(self, table_id: str, caller: Caller, after: int) -> Shown:
         """The log after version `after`, as the caller may see it now."""
-        table = self.repository.load(table_id).table
+        table = self.load(table_id, caller).table
         records = self.store.read(table_id, Position(after), until=table.version, verify=False)
         return self.views.show(LogOf(table, records), caller)
 
     def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
         """The caller's view of the table as it stood at `version`."""
-        current = self.repository.load(table_id).table
+        current = self.load(table_id, caller).table
         if not 1 <= version <= current.version:
             raise UnknownVersion(
                 f"table {table_id} has versions 1 to {current.version}, not {version}"

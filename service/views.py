@@ -25,6 +25,9 @@ class Caller:
     """Who is asking: a seat (proved by its token) or a spectator (seat None)."""
 
     seat: int | None
+    token_sha256: str | None = None
+    """The hash of the token that proved the seat, checked again against every table loaded
+    for the caller; None for a spectator, or a seat the service acts for itself."""
 
 
 SPECTATOR = Caller(None)

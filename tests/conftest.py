@@ -25,6 +25,26 @@ from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
 from tests.live import TEST_REDIS_URL
 from tests.stack import Stack
 
+END_TO_END = {"stack", "browser", "pages", "page", "phone_page", "server", "spieltisch_command"}
+"""Fixtures that run the Procfile's processes or a browser."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Sort every test into the pyramid by what it uses: `-m unit` runs everything that needs
+    neither a Redis server nor a browser."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if (
+            used & END_TO_END
+            or item.get_closest_marker("browser")
+            or item.get_closest_marker("fault")
+        ):
+            item.add_marker(pytest.mark.e2e)
+        elif "real_redis" in used or item.get_closest_marker("redis"):
+            item.add_marker(pytest.mark.integration)
+        else:
+            item.add_marker(pytest.mark.unit)
+
 
 @pytest.fixture
 def fake_redis() -> Iterator[redis.Redis]:

@@ -7,6 +7,7 @@ import os
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 TEST_REDIS_URL = os.environ.get("SPIELTISCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
@@ -21,10 +22,16 @@ def free_port() -> int:
 
 
 def call(
-    base: str, method: str, path: str, body: Any = None, token: str | None = None
+    base: str,
+    method: str,
+    path: str,
+    body: Any = None,
+    token: str | None = None,
+    *,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[int, Any]:
     """The status and the JSON body; a problem answer also names its `content_type`."""
-    request = urllib.request.Request(f"{base}{path}", method=method)
+    request = urllib.request.Request(f"{base}{path}", method=method, headers=dict(headers or {}))
     if body is not None:
         request.data = json.dumps(body).encode()
         request.add_header("Content-Type", "application/json")

@@ -23,7 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 WAIT = 30.0
 """Seconds any one step may take before the test fails (a lost turn is found in about 16)."""
 ENV = {
-    "REDIS_URL": TEST_REDIS_URL,
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
@@ -33,6 +32,8 @@ ENV = {
     "SPIELTISCH_REACTION_SECONDS": "0",
     # Every gunicorn process must sign exports with the same key; this one is for tests only.
     "SPIELTISCH_SIGNING_KEY": "00" * 32,
+    # The game the tests add (tests/sixth_game.py), hosted as any other: a game is one registration.
+    "SPIELTISCH_EXTRA_GAMES": "tests.sixth_game:GAME",
 }
 ACCESS_LOG = '"%(r)s" %(s)s last-event-id=%({last-event-id}i)s %(a)s'
 """The access log's format: each request with the Last-Event-ID it sent."""
@@ -46,9 +47,10 @@ def tail(path: Path, lines: int = 30) -> str:
 class Stack:
     """The web server and the bot workers, as the Procfile runs them; logs go to `logs`."""
 
-    def __init__(self, logs: Path) -> None:
+    def __init__(self, logs: Path, redis_url: str = TEST_REDIS_URL) -> None:
         self.logs = logs
-        self.env = {**os.environ, **ENV}
+        self.redis_url = redis_url
+        self.env = {**os.environ, **ENV, "REDIS_URL": redis_url}
         self.web_log = logs / "web.log"
         port = free_port()
         self.base = f"http://127.0.0.1:{port}"
@@ -75,7 +77,7 @@ class Stack:
         deadline = time.monotonic() + WAIT
         while True:
             try:
-                urllib.request.urlopen(f"{self.base}/health", timeout=1).close()
+                urllib.request.urlopen(f"{self.base}/ready", timeout=1).close()
                 return
             except OSError:
                 assert self.web.poll() is None, f"gunicorn exited:\n{tail(self.web_log)}"
@@ -88,7 +90,7 @@ class Stack:
         log = self.logs / f"worker-{len(self.workers)}.log"
         worker = self._spawn(
             [
-                *(sys.executable, "-m", "rq.cli", "worker", "--url", TEST_REDIS_URL),
+                *(sys.executable, "-m", "rq.cli", "worker", "--url", self.redis_url),
                 *("--worker-class", "bootstrap.Worker", "--serializer", "json"),
                 *("--with-scheduler", "bots"),
             ],

@@ -17,6 +17,7 @@ from werkzeug.test import TestResponse
 from bootstrap import web_app
 from events.store import stream_key
 from service.config import Config
+from tests.bounds import bounded
 
 pytestmark = pytest.mark.redis
 
@@ -57,7 +58,9 @@ class Game:
         return response.status_code, payload(response), dict(response.headers)
 
     def play_to_end(self) -> Any:
-        while (table := self.get("")).get("status") == "running":
+        for _ in bounded("the game did not end"):
+            if (table := self.get("")).get("status") != "running":
+                break
             seat = table["to_act"][0]
             legal = self.get("/moves", seat)
             status, body, _ = self.post_move(seat, legal["moves"][-1], legal["version"])
@@ -109,7 +112,9 @@ def test_a_three_seat_game_is_played_to_the_end_and_audits(client: FlaskClient) 
 
 def test_nobody_sees_another_seats_hand_while_the_game_runs(client: FlaskClient) -> None:
     game = new_game(client, 3)
-    while (table := game.get("")).get("status") == "running":
+    for _ in bounded("the game did not end"):
+        if (table := game.get("")).get("status") != "running":
+            break
         for seat in (0, 1, 2, None):
             view = game.get("", seat)["state"]
             assert ("hand" in view) == (seat is not None)

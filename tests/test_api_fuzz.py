@@ -43,7 +43,8 @@ from service.app import OPENAPI
 from service.config import Config
 
 # Streams of running games would wait for events that never come: keep them short.
-APP = web_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2))
+# The fuzzer explores the API behind its rate limits (tests/test_limits.py tests those).
+APP = web_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2, rate_limits=False))
 SCHEMA = schemathesis.openapi.from_wsgi("/openapi.yaml", APP)
 SPEC: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
 

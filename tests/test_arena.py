@@ -93,7 +93,8 @@ def test_local_games_are_reproducible_and_rotate() -> None:
 def test_games_and_chart_are_written(tmp_path: Path) -> None:
     records = run("krumme10", [RANDOM, HEURISTIC, RANDOM], 3, options={"variant": "showdown"})
     write_games(records, tmp_path / "games.csv")
-    rows = list(csv.DictReader((tmp_path / "games.csv").open()))
+    with (tmp_path / "games.csv").open() as written:
+        rows = list(csv.DictReader(written))
     assert [row["seats"] for row in rows] == [" ".join(r.seats) for r in records]
     write_games(records, tmp_path / "games.json")
     assert json.loads((tmp_path / "games.json").read_text())[0]["scores"] == records[0].scores

@@ -26,13 +26,14 @@ from bootstrap import Services, build, web_app
 from domain.bots import RandomBot, Turn
 from domain.catalogue import BotCatalogue, BotInfo, UnknownBot
 from domain.rules import JSON, Event
-from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Tables
+from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Table, Tables
 from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat
 from service.views import SPECTATOR
+from tests.bounds import bounded
 from workers.player import Outcome
-from workers.turns import WAITING, bot_queue, claim_key, job_id
+from workers.turns import WAITING, TurnQueue, bot_queue, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
 from workers.worker import SWEEP_SECONDS, BotWorker
 
@@ -111,6 +112,47 @@ def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Re
     assert runtime.turns.sweep(service.queries) == [], "not due yet: the claim still holds"
     any_redis.delete(claim_key(table_id, version, 1))  # the claim runs out ...
     clock.now += runtime.turns.claim_ms / 1000 + 1  # ... and the table is due for a look
+    assert runtime.turns.sweep(service.queries) == [job_id(table_id, version, 1)]
+    drain(runtime)
+    assert service.repository.load(table_id).table.version > version, "the bot played its turn"
+
+
+class GoneAfterAppend:
+    """The turn queue of a process whose Redis goes away right after an append."""
+
+    def __init__(self, turns: TurnQueue) -> None:
+        self.turns = turns
+
+    def expect(self, table: Table) -> None:
+        self.turns.expect(table)
+
+    def schedule(self, table: Table) -> list[str]:
+        raise redis.ConnectionError("Redis went away after the append")
+
+
+def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
+    any_redis: redis.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = Clock()
+    runtime = build(any_redis, FULL_SPEED)
+    runtime.turns.clock = clock
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 0}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    token = seat_human(service, table_id)
+    drain(runtime)
+    any_redis.delete(WAITING)  # the human is to act: no bot turn is outstanding
+    caller = service.queries.caller(table_id, token)
+    moves = service.queries.legal_moves(table_id, caller).body
+    service.commands.turns = GoneAfterAppend(runtime.turns)
+    answer = service.commands.move(table_id, caller, moves["moves"][0], moves["version"], None)
+    assert not answer.replayed, "the move is answered as made, not as a failure"
+    version = answer.shown.body["version"]
+    assert service.repository.load(table_id).table.version == version
+    assert f"table {table_id} is stored at version {version}" in caplog.text
+    assert bot_queue(any_redis).count == 0, "no job was queued"
+    assert runtime.turns.sweep(service.queries) == [], "not due before a claim's time"
+    clock.now += runtime.turns.claim_ms / 1000 + 1
     assert runtime.turns.sweep(service.queries) == [job_id(table_id, version, 1)]
     drain(runtime)
     assert service.repository.load(table_id).table.version > version, "the bot played its turn"
@@ -461,7 +503,9 @@ def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
     bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
     table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
     deadline = time.monotonic() + 60
-    while (view := client.get(f"/v1/tables/{table['id']}").get_json())["status"] != "finished":
+    for _ in bounded("the game did not end"):
+        if (view := client.get(f"/v1/tables/{table['id']}").get_json())["status"] == "finished":
+            break
         assert time.monotonic() < deadline, f"the bots stopped at version {view['version']}"
         time.sleep(0.02)
     assert client.get(f"/v1/tables/{table['id']}/audit").get_json()["ok"]

@@ -5,15 +5,22 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import fakeredis
 from flask.testing import FlaskClient
+
+from bootstrap import web_app
+from domain.registry import default_registry
+from service.config import Config
+from tests.sixth_game import with_sixth_game
 
 STATIC = Path(__file__).resolve().parents[1] / "service" / "static"
 IMPORT = re.compile(r"""^\s*(?:import|export)\b[^;]*?\bfrom\s+["']([^"']+)["']""", re.MULTILINE)
 URL = re.compile(r"""https?://""")
+REGISTRY = with_sixth_game()
 
 
 def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: FlaskClient) -> None:
-    response = client.get("/")
+    response = client.get("/", buffered=True)
     assert response.status_code == 200
     assert response.mimetype == "text/html"
     page = response.get_data(as_text=True)
@@ -25,11 +32,11 @@ def test_the_page_is_served_at_the_root_with_a_strict_content_policy(client: Fla
 
 
 def test_every_file_the_page_links_is_served(client: FlaskClient) -> None:
-    page = client.get("/").get_data(as_text=True)
+    page = client.get("/", buffered=True).get_data(as_text=True)
     linked = re.findall(r'(?:href|src)="(/static/[^"]+)"', page)
     assert "/static/app.js" in linked
     for path in linked:
-        response = client.get(path)
+        response = client.get(path, buffered=True)
         assert response.status_code == 200, path
         expected = "text/css" if path.endswith(".css") else "text/javascript"
         assert response.mimetype == expected, path
@@ -52,14 +59,30 @@ def test_nothing_is_loaded_from_the_internet() -> None:
             assert URL.findall(text.replace("http://www.w3.org/2000/svg", "")) == [], path
 
 
-def test_each_game_has_a_table_module(client: FlaskClient) -> None:
-    registry = (STATIC / "games" / "index.js").read_text()
-    for game in client.get("/v1/games").get_json():
-        assert (STATIC / "games" / f"{game['id']}.js").is_file()
-        assert f'from "./{game["id"]}.js"' in registry
+def test_the_page_is_told_which_games_have_a_table_and_stylesheet(client: FlaskClient) -> None:
+    """The games' own files in `static/games/` are the whole list: each is served, and each
+    module exports its table under the game's id, which is how `games/index.js` finds it."""
+    listing = client.get("/client/games.json").get_json()
+    shipped = default_registry().ids()
+    assert sorted(listing["tables"]) == sorted(listing["stylesheets"]) == sorted(shipped)
+    for game in listing["tables"]:
+        module = client.get(f"/static/games/{game}.js", buffered=True)
+        assert module.mimetype == "text/javascript"
+        assert f"export const {game} = " in module.get_data(as_text=True)
+    for game in listing["stylesheets"]:
+        assert client.get(f"/static/games/{game}.css", buffered=True).mimetype == "text/css"
+
+
+def test_a_game_without_files_of_its_own_is_shown_by_the_generic_table() -> None:
+    app = web_app(Config.from_env({}), redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
+    client = app.test_client()
+    assert "sprint" in [game["id"] for game in client.get("/v1/games").get_json()]
+    listing = client.get("/client/games.json").get_json()
+    assert "sprint" not in listing["tables"] + listing["stylesheets"]
+    assert client.get("/static/generic.js", buffered=True).status_code == 200
 
 
 def test_an_unknown_static_file_is_a_problem_not_a_crash(client: FlaskClient) -> None:
-    response = client.get("/static/nope.js")
+    response = client.get("/static/nope.js", buffered=True)
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"

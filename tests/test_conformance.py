@@ -20,13 +20,14 @@ import pytest
 import redis
 
 from domain.dice import commitment, rng_at
-from domain.registry import AnyRules, default_registry
+from domain.registry import AnyRules
 from domain.rules import JSON, Event, RuleError
 from domain.table import CreateGame, MakeMove, Table, Tables, TakeSeat
 from events.envelope import START, canonical_json, verify_chain
 from events.store import Appended, EventStore
+from tests.sixth_game import with_sixth_game
 
-REGISTRY = default_registry()
+REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
 SEEDS = range(12)
 MAX_STEPS = 20_000

@@ -314,6 +314,7 @@ def test_a_worker_killed_mid_turn_is_replaced_and_the_game_completes(stack: Stac
     finally:
         bot.release.set()
         bot.shutdown()
+        bot.server_close()
     with bot.lock:
         turns = list(bot.turns)
     assert turns[0][0]["version"] == turns[1][0]["version"], "the lost turn is asked again"
@@ -370,6 +371,8 @@ class Example:
         """Everything it printed, once it has exited (within `timeout` seconds)."""
         self.process.wait(timeout)
         self._reader.join(WAIT)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         return "".join(self.lines)
 
     def stop(self) -> str:

@@ -15,6 +15,7 @@ import redis
 
 from service.signing import Signer, decode_key, encode_key
 from service.verifier import verify
+from tests.bounds import bounded
 from tests.live import TEST_REDIS_URL, call, free_port
 
 pytestmark = pytest.mark.redis
@@ -47,6 +48,8 @@ def server(real_redis: redis.Redis) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+        if process.stderr is not None:
+            process.stderr.close()
 
 
 def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> None:
@@ -55,7 +58,9 @@ def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> Non
     path = f"/v1/tables/{table['id']}"
     tokens = [call(server, "POST", f"{path}/seats", {"name": n})[1]["token"] for n in "abc"]
     moves = 0
-    while (table := call(server, "GET", path)[1])["status"] == "running":
+    for _ in bounded("the game did not end"):
+        if (table := call(server, "GET", path)[1])["status"] != "running":
+            break
         seat = table["to_act"][0]
         legal = call(server, "GET", f"{path}/moves", token=tokens[seat])[1]
         move = {"move": legal["moves"][0], "expected_version": legal["version"]}

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from domain.game import Game
 from domain.registry import GameRegistry, default_registry
 from domain.table import Tables
 from events.envelope import START, Recorded, seal
@@ -162,7 +163,7 @@ def test_raising_a_games_rules_version_refuses_its_old_logs_by_name() -> None:
     """What the golden logs will meet when a game's rules change: a loud refusal."""
     changed = copy.copy(REGISTRY["pig10"])
     changed.info = replace(changed.info, rules_version=2)
-    tables = Tables(GameRegistry([changed]))
+    tables = Tables(GameRegistry([Game(changed)]))
     report = verify(golden("pig10"), KEY, tables)
     assert report.first == Finding(
         "versions",
@@ -198,7 +199,7 @@ def spieltisch(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_the_spieltisch_command_verifies_as_its_verify_subcommand() -> None:
     command = [str(Path(sys.executable).with_name("spieltisch")), "verify"]
     done = subprocess.run(
-        [*command, str(GOLDEN / "wobble.json"), "--key", str(KEY_FILE)],
+        [*command, str(GOLDEN / "wobble-rules2.json"), "--key", str(KEY_FILE)],
         capture_output=True,
         text=True,
         timeout=60,

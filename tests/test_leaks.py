@@ -24,13 +24,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from bootstrap import Services, web_app
-from domain.registry import AnyRules, default_registry
+from domain.registry import AnyRules
 from domain.table import Tables
 from events.repository import Loaded
 from service.config import Config
 from service.views import SeatGiven, Shown, Views
+from tests.sixth_game import with_sixth_game
 
-REGISTRY = default_registry()
+REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
 MAX_MOVES = 400
 SPREAD = 9
@@ -71,8 +72,13 @@ def frames(text: str) -> list[Any]:
 
 
 def new_app() -> Flask:
-    config = Config(stream_max_seconds=STREAM_SECONDS, stream_keepalive_seconds=STREAM_SECONDS)
-    return web_app(config, redis_client=fakeredis.FakeRedis())
+    # The oracle opens many streams from one address in a burst: no rate limit is under test.
+    config = Config(
+        stream_max_seconds=STREAM_SECONDS,
+        stream_keepalive_seconds=STREAM_SECONDS,
+        limit_streams="1000/second",
+    )
+    return web_app(config, redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
 
 
 def start_table(app: Flask, rules: AnyRules, players: int) -> Seated:
@@ -175,6 +181,7 @@ def built_alike(table: Seated, caller: int | None, version: int, got: dict[str, 
     if "stream" in got:
         _, events = table.call("GET", f"/v1/tables/{table.id}/events?after={version - 4}", caller)
         status, frames = got["stream"]
+        assert status == 200, frames
         # The frame of the latest event carries the table's deadlines, and only it.
         deadlines = [frame.pop("deadlines", None) for frame in frames]
         if (status, frames) != (200, events["events"]):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from random import Random
 from typing import Any
 
@@ -12,14 +13,25 @@ import pytest
 
 from domain.bots import Turn
 from domain.dice import rng_at
-from domain.registry import AnyRules, default_registry
+from domain.game import SearchTuning
+from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON
-from domain.search import LEVELS, Budget, SearchBot
+from domain.search import LEVELS, Budget, Clock, SearchBot
+from tests.sixth_game import with_sixth_game
 
-REGISTRY = default_registry()
+REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
 TEST_BUDGET = Budget(iterations=40, seconds=math.inf, horizon=6)
 """No time limit, so a choice depends on nothing but its inputs and seed."""
+
+
+def stopped_clock() -> float:
+    """A clock that never moves: with it only the budget's iterations end a search."""
+    return 0.0
+
+
+def search(budget: Budget = TEST_BUDGET, clock: Clock = stopped_clock) -> SearchBot:
+    return SearchBot(budget, REGISTRY, clock)
 
 
 def decisions(rules: AnyRules, seed: int) -> Iterator[tuple[Any, int, int, Mapping[str, JSON]]]:
@@ -68,7 +80,7 @@ class Sampling:
 def test_worlds_the_seat_cannot_tell_apart_get_the_same_move(rules: AnyRules) -> None:
     """The bot is given only the view, so two true states that look the same to the seat must
     get the same move for the same seed; and it plans in sampled worlds, not the true one."""
-    bot = SearchBot(TEST_BUDGET)
+    bot = search()
     twins = 0
     for index, (state, seat, players, options) in enumerate(decisions(rules, 3)):
         if index % 5:
@@ -104,7 +116,7 @@ def test_every_level_chooses_a_legal_move(rules: AnyRules) -> None:
     turn = turn_at(rules, state, seat, players, options)
     for level in LEVELS:
         easy = Budget(iterations=min(LEVELS[level].iterations, 20), seconds=math.inf, horizon=3)
-        assert SearchBot(easy).choose(turn, Random(level)) in turn.moves
+        assert search(easy).choose(turn, Random(level)) in turn.moves
 
 
 def test_a_single_legal_move_is_played_without_searching() -> None:
@@ -113,7 +125,7 @@ def test_a_single_legal_move_is_played_without_searching() -> None:
     state, seat, players, options = next(decisions(rules, 1))
     only = rules.legal_moves(state, seat)[:1]
     turn = Turn(sampling, seat, players, options, rules.view(state, seat), only)
-    assert SearchBot(TEST_BUDGET).choose(turn, Random(0)) == only[0]
+    assert search().choose(turn, Random(0)) == only[0]
     assert sampling.samples == []
 
 
@@ -123,7 +135,19 @@ def test_the_time_budget_stops_the_search() -> None:
     sampling = Sampling(rules)
     state, seat, players, options = next(decisions(rules, 2))
     turn = turn_at(sampling, state, seat, players, options)
-    bot = SearchBot(Budget(iterations=1000, seconds=0.25, horizon=4), clock=lambda: next(ticks))
+    bot = search(Budget(iterations=1000, seconds=0.25, horizon=4), lambda: next(ticks))
     assert bot.choose(turn, Random(0)) in turn.moves
     # The deadline is read once at the start and once before every iteration after the first.
     assert len(sampling.samples) == 3
+
+
+def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move() -> None:
+    """Search reads a game's tuning from its declaration: with infinite doubt it never leaves
+    the move the game's heuristic plays."""
+    declared = REGISTRY.game("sprint")
+    assert declared.heuristic is not None
+    stubborn = replace(declared, search=SearchTuning(doubt=math.inf))
+    bot = SearchBot(TEST_BUDGET, GameRegistry([stubborn]), stopped_clock)
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
+        turn = turn_at(declared.rules, state, seat, players, options)
+        assert bot.choose(turn, Random(index)) == declared.heuristic(turn, Random(index))

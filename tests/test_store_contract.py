@@ -52,7 +52,7 @@ def appended(result: Appended | AlreadyAppended) -> Appended:
 
 
 def add(
-    store: EventStore, n: int, after: Position = START, game: str = GAME, **options: str
+    store: EventStore, n: int, after: Position = START, game: str = GAME, **options: Any
 ) -> Position:
     """Append `n` events that must land; return the new position."""
     return appended(
@@ -206,6 +206,7 @@ def test_an_append_not_at_the_head_conflicts_and_writes_nothing(
     with pytest.raises(ConcurrencyConflict) as conflict:
         store.append(GAME, expected, counted(batch, 100), META)
     assert (conflict.value.expected, conflict.value.actual) == (expected.version, 2)
+    assert conflict.value.position == second, "the conflict reports where the stream stands"
     assert stored_length(any_redis) == 2
     assert store.read(GAME) == before
 
@@ -214,7 +215,27 @@ def test_an_append_to_an_unknown_game_must_expect_the_start(store: EventStore) -
     with pytest.raises(ConcurrencyConflict) as conflict:
         store.append(GAME, Position(1, "f" * 64), counted(2), META)
     assert (conflict.value.expected, conflict.value.actual) == (1, 0)
+    assert conflict.value.position == START
     assert not store.exists(GAME)
+
+
+def test_a_read_on_a_position_the_stream_holds_returns_what_follows(store: EventStore) -> None:
+    first = add(store, 2)
+    add(store, 3, after=first)
+    assert store.read_on(GAME, first) == store.read(GAME, first)
+    assert store.read_on(GAME, START) == store.read(GAME)
+    assert store.read_on(GAME, head_of(store.read(GAME))) == []
+
+
+def test_a_read_on_a_position_the_stream_lost_or_never_had_is_none(
+    any_redis: Client, store: EventStore
+) -> None:
+    head = add(store, 3)
+    assert store.read_on(GAME, Position(4, head.head)) is None, "ahead of the stream"
+    assert store.read_on(GAME, Position(3, "f" * 64)) is None, "beside it"
+    any_redis.xdel(stream_key(GAME), "3-0")
+    assert store.read_on(GAME, head) is None, "its last write lost"
+    assert store.read_on(OTHER_GAME, head) is None, "no stream at all"
 
 
 def test_a_batch_at_the_head_lands_whole(store: EventStore) -> None:

@@ -31,6 +31,7 @@ from events.envelope import START, Recorded, seal
 from service.audit import Finding, audit
 from service.config import Config
 from service.views import SPECTATOR
+from tests.bounds import bounded
 
 TABLES = Tables(default_registry())
 SEED = bytes(range(32))
@@ -116,7 +117,9 @@ def test_the_deal_uses_the_seed_the_entropy_and_the_position() -> None:
 def test_the_last_move_finishes_the_game_and_reveals_the_seed() -> None:
     table = seated(opened(2), "a", "b")
     choices = Random(3)
-    while table.status is Status.RUNNING:
+    for _ in bounded("the game did not end"):
+        if table.status is not Status.RUNNING:
+            break
         seat = TABLES.to_act(table)[0]
         events = TABLES.decide(
             table, MakeMove(seat, choices.choice(TABLES.legal_moves(table, seat))), SEED
@@ -162,7 +165,9 @@ def finished_log() -> list[Recorded]:
         str(service.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"])
         for name in "ab"
     ]
-    while (table := service.repository.load(table_id).table).status is Status.RUNNING:
+    for _ in bounded("the game did not end"):
+        if (table := service.repository.load(table_id).table).status is not Status.RUNNING:
+            break
         seat = TABLES.to_act(table)[0]
         caller = service.queries.caller(table_id, tokens[seat])
         move = service.queries.legal_moves(table_id, caller).body["moves"]

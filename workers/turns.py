@@ -48,6 +48,11 @@ def claim_key(table_id: str, version: int, seat: int) -> str:
     return f"game:{{{table_id}}}:turn:{version}:{seat}"
 
 
+def has_bots(table: Table) -> bool:
+    """Whether any seat of `table` is played by a machine (a built-in bot or a webhook)."""
+    return any(seat and seat.player for seat in table.seats)
+
+
 class TableSource(Protocol):
     """Where the sweep reads tables: the service's `TableQueries`."""
 
@@ -92,6 +97,13 @@ class TurnQueue:
         self.clock = clock
         self.wake = wake
 
+    def expect(self, table: Table) -> None:
+        """Before a change to `table` is appended: unless the table waits already, have the
+        sweep look at it once a claim's time has passed. So if `schedule` fails after the
+        append, or its process dies, the turns it should have queued are queued all the same."""
+        if has_bots(table):
+            self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+
     def schedule(self, table: Table) -> list[str]:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
         timeouts of the people it waits for; the job ids."""
@@ -133,14 +145,14 @@ class TurnQueue:
         return ids
 
     def _turns(self, table: Table) -> list[str]:
-        if not any(seat and seat.player for seat in table.seats):
+        if not has_bots(table):
             return []
         may_act = self.tables.may_act(table)
         bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
         if not bots:
             self.redis.zrem(WAITING, table.id)
             return []
-        due = self._due(table, may_act)
+        due = self._paced(table, may_act)
         wait_ms = 0 if due is None else max(0, round((due.timestamp() - self.clock()) * 1000))
         claim_ms = self.claim_ms + wait_ms
         # One round trip claims the turns and marks the table as waiting; one more queues
@@ -148,7 +160,7 @@ class TurnQueue:
         with self.redis.pipeline(transaction=False) as pipe:
             for seat in bots:
                 pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
-            pipe.zadd(WAITING, {table.id: self.clock() * 1000 + claim_ms})
+            pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
             claimed = pipe.execute()[:-1]
         fresh = [seat for seat, new in zip(bots, claimed, strict=True) if new]
         if not fresh:
@@ -177,7 +189,7 @@ class TurnQueue:
             )
         return [job_id(table.id, table.version, seat) for seat in fresh]
 
-    def _due(self, table: Table, may_act: list[int]) -> datetime | None:
+    def _paced(self, table: Table, may_act: list[int]) -> datetime | None:
         """When bots may act at `table`: None for at once (no person plays, or no time known)."""
         if not table.has_people or table.changed_at is None:
             return None
@@ -201,6 +213,11 @@ class TurnQueue:
         prepared = self._prepared(job)
         prepared["job_timeout"] = prepared.pop("timeout")
         return prepared
+
+    def _due(self, wait_ms: int = 0) -> float:
+        """When a table waiting from now (its bots held back `wait_ms`) is next looked at by
+        the sweep."""
+        return self.clock() * 1000 + self.claim_ms + wait_ms
 
     def sweep(self, tables: TableSource) -> list[str]:
         """Queue again every outstanding turn whose claim ran out; their job ids."""

@@ -3,18 +3,23 @@
 `BotWorker` is the Procfile's worker. It runs each job in its own process instead of forking a
 child per job as RQ's default worker does: a bot turn takes a few milliseconds, a fork costs more
 than that (`bench/bots.py` prints both rates). Between jobs it also sweeps for turns whose job
-was lost. `EmbeddedWorker` runs the same worker in a thread of the service when there is no
-Redis, and RQ's scheduler (which `rq worker --with-scheduler` forks into a process of its own)
-in another: timeouts and bots' human pace are scheduled jobs, and a fork would not share the
-in-process fakeredis.
+was lost, and it outlives Redis outages: it waits, with backoff, and goes on. `EmbeddedWorker`
+runs the same worker in a thread of the service when there is no Redis, and RQ's scheduler
+(which `rq worker --with-scheduler` forks into a process of its own) in another: timeouts and
+bots' human pace are scheduled jobs, and a fork would not share the in-process fakeredis.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
 from rq.job import Job
 from rq.queue import Queue
@@ -28,6 +33,8 @@ from workers.turns import TableSource, TurnQueue, bot_queue
 
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
+OUTAGE = (RedisConnectionError, RedisTimeoutError)
+"""What Redis being down, restarting or loading its data raises."""
 
 
 @dataclass(frozen=True)
@@ -58,16 +65,53 @@ class BotWorker(SimpleWorker):
         super().__init__(*args, **kwargs)
         self.play = play
 
+    # RQ's work loop quits on any error but a ConnectionError while it waits for a job, and
+    # Redis going away can surface in every step of it. Each step below rides the outage out,
+    # so the worker never dies of one: a job cut off is found again by the sweep once its
+    # claim runs out, and the dequeue waits, with backoff, until Redis answers again.
+    max_connection_wait_time = float(SWEEP_SECONDS)
+
+    @contextmanager
+    def _riding_out(self, step: str) -> Iterator[None]:
+        try:
+            yield
+        except OUTAGE as error:
+            self.log.warning("Worker %s: Redis unavailable during %s: %s", self.name, step, error)
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None
+    ) -> tuple[Job, Queue] | None:
+        wait = 1.0
+        while True:
+            try:
+                return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
+            except OUTAGE as error:
+                self.log.warning(
+                    "Worker %s: Redis unavailable: %s; retrying in %.0f s", self.name, error, wait
+                )
+                time.sleep(wait)
+                wait = min(wait * self.exponential_backoff_factor, self.max_connection_wait_time)
+
     def execute_job(self, job: Job, queue: Queue) -> None:
         token = PLAYER.set(self.play.player)
         try:
-            super().execute_job(job, queue)
+            with self._riding_out(f"job {job.id}, which the sweep will queue again"):
+                super().execute_job(job, queue)
         finally:
             PLAYER.reset(token)
 
+    def heartbeat(self, *args: Any, **kwargs: Any) -> None:
+        with self._riding_out("a heartbeat"):
+            super().heartbeat(*args, **kwargs)
+
+    def check_for_suspension(self, burst: bool) -> None:
+        with self._riding_out("the check for suspension"):
+            super().check_for_suspension(burst)
+
     def run_maintenance_tasks(self) -> None:
-        super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
-        self.play.turns.sweep(self.play.tables)
+        with self._riding_out("the maintenance"):
+            super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
+            self.play.turns.sweep(self.play.tables)
 
 
 class ThreadWorker(BotWorker):

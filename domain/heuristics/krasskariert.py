@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from random import Random
 
 from domain.bots import Turn
-from domain.games.krasskariert import CODE, COMBINATIONS, KIND_NAMES, plays_to_empty
+from domain.game import Game
+from domain.games.krasskariert import CODE, COMBINATIONS, KIND_NAMES, RULES, plays_to_empty
 from domain.rules import JSON
 
 
@@ -189,3 +190,6 @@ def choose(turn: Turn, rng: Random) -> JSON:
         if move is not None:
             return move
     raise AssertionError("beat_at_any_cost covers every follow left: a seat always has a move")
+
+
+GAME = Game(RULES, heuristic=choose)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from random import Random
 
 from domain.bots import Turn
+from domain.game import Game
 from domain.games.krumme10 import (
     CLOCKWISE,
     FOUL,
@@ -26,6 +27,7 @@ from domain.games.krumme10 import (
     PINK_FOUR,
     PINK_FOURS,
     RAISED_TARGET,
+    RULES,
     VALUE,
     deck_counts,
     landing,
@@ -300,3 +302,6 @@ def choose(turn: Turn, rng: Random) -> JSON:
     """The move expected to gain most; `rng` breaks ties."""
     table = Table.of(turn)
     return max(turn.moves, key=lambda move: (move_value(table, move), rng.random()))
+
+
+GAME = Game(RULES, heuristic=choose)

@@ -12,9 +12,11 @@ from math import comb
 from random import Random
 
 from domain.bots import Turn
+from domain.game import Game
 from domain.games.pig10 import (
     FROG,
     PIGMAID,
+    RULES,
     TARGET,
     PileCard,
     pile_value_after,
@@ -105,3 +107,6 @@ def choose(turn: Turn, rng: Random) -> JSON:
         return won, safe, trap, spend_rank(move), rng.random()
 
     return max(turn.moves, key=preference)
+
+
+GAME = Game(RULES, heuristic=choose)

@@ -15,6 +15,7 @@ from math import comb
 from random import Random
 
 from domain.bots import Turn
+from domain.game import Game, SearchTuning
 from domain.games.rollnbump import (
     CARD_NUMBERS,
     CARDS_PER_COLOUR,
@@ -30,6 +31,7 @@ from domain.games.rollnbump import (
     QUAD,
     ROLL,
     ROLLS,
+    RULES,
     RUN_3,
     STEP_CLAIM,
     USE_WHITE_DIE,
@@ -358,3 +360,8 @@ def choose(turn: Turn, rng: Random) -> JSON:
     if swap is not None:
         return swap
     return plan.moves[0] if plan.moves else {"type": END_TURN}
+
+
+GAME = Game(RULES, heuristic=choose, search=SearchTuning(doubt=2.0))
+"""Roll'n Bump's playouts are mostly dice, so its search estimates lie more often: at a doubt of
+1 medium search left its heuristic for worse moves (43.5% against it in 400 games, 50.1% at 2)."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from random import Random
 
 from domain.bots import Turn
+from domain.game import Game
 from domain.games.wobble import (
     CAPTURE,
     CARD,
@@ -20,6 +21,7 @@ from domain.games.wobble import (
     INDEX,
     NOT_ME,
     OFFENSIVE,
+    RULES,
     SWAP,
     UNLUCKY,
     deck_counts,
@@ -260,3 +262,6 @@ RULES_OF_THUMB: Sequence[Rule] = (
     report_failure,
 )
 """In order: an earlier rule narrows the moves before a later one looks."""
+
+
+GAME = Game(RULES, heuristic=choose)

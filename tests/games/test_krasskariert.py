@@ -31,6 +31,7 @@ from domain.games.krasskariert import (
     State,
 )
 from domain.rules import JSON, Event, RuleError
+from tests.bounds import bounded
 from tests.games.refusals import refused_rule
 
 SEED = 54
@@ -153,7 +154,9 @@ def playout(players: int, seed: int, options: dict[str, JSON]) -> tuple[State, l
     rng = Random(seed)
     events = RULES.setup(players, resolved, rng)
     state = fold(RULES.initial_state(players, resolved), events)
-    while RULES.result(state) is None:
+    for _ in bounded("the game did not end"):
+        if RULES.result(state) is not None:
+            break
         seat = rng.choice(sorted(RULES.to_act(state)))
         decided = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
         state = fold(state, decided)
@@ -984,7 +987,9 @@ def cards_of(counts: Sequence[int]) -> Counter[int]:
 def test_samples_draw_the_hidden_cards_from_those_nobody_has_seen_played() -> None:
     _, state = dealt(4, SEED)
     rng = Random(SEED)
-    while sum(state.out) < 8 or not any(map(any, state.known)) or state.drawn is not None:
+    for _ in bounded("the game did not end"):
+        if sum(state.out) >= 8 and any(map(any, state.known)) and state.drawn is None:
+            break
         seat = state.turn
         assert seat is not None
         state = fold(
@@ -1099,7 +1104,9 @@ def test_a_hand_is_lost_at_once_exactly_when_the_seat_would_have_no_move() -> No
         resolved = RULES.info.resolve_options(players, {})
         rng = Random(seed)
         state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
-        while RULES.result(state) is None:
+        for _ in bounded("the game did not end"):
+            if RULES.result(state) is not None:
+                break
             seat = rng.choice(sorted(RULES.to_act(state)))
             events = RULES.decide(state, seat, rng.choice(RULES.legal_moves(state, seat)), rng)
             for index, event in enumerate(events):
@@ -1156,7 +1163,7 @@ def test_every_view_matches_the_openapi_state_schema() -> None:
         resolved = RULES.info.resolve_options(players, {})
         rng = Random(players)
         state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
-        while True:
+        for _ in bounded("the game did not end"):
             for seat in (*range(players), None):
                 view = RULES.view(state, seat)
                 errors = [error.message for error in validator.iter_errors(view)]

@@ -14,6 +14,7 @@ from domain.dice import rng_at
 from domain.games.krasskariert import CODE, RULES, State
 from domain.heuristics import krasskariert as heuristic
 from domain.rules import JSON
+from tests.bounds import bounded
 from tests.games.test_krasskariert import draw, play, stop, table, take
 
 
@@ -46,7 +47,9 @@ def test_every_seat_is_always_offered_a_legal_move(players: int) -> None:
         state = RULES.initial_state(players, options)
         for event in RULES.setup(players, options, rng):
             state = RULES.evolve(state, event)
-        while RULES.result(state) is None:
+        for _ in bounded("the game did not end"):
+            if RULES.result(state) is not None:
+                break
             seat = state.turn
             assert seat is not None
             turn = turn_of(state, seat)
@@ -72,15 +75,17 @@ def test_the_heuristic_outlasts_random_players() -> None:
         state = RULES.initial_state(players, options)
         for event in RULES.setup(players, options, rng_at(chance, (), 0)):
             state = RULES.evolve(state, event)
-        rng, step = Random(seed), 0
-        while (result := RULES.result(state)) is None:
+        rng = Random(seed)
+        for step in bounded("the game did not end"):
+            if (result := RULES.result(state)) is not None:
+                break
             acting = state.turn
             assert acting is not None
             policy = heuristic.choose if acting == seat else random_bot.choose
-            step += 1
             move = policy(turn_of(state, acting), rng)
-            for event in RULES.decide(state, acting, move, rng_at(chance, (), step)):
+            for event in RULES.decide(state, acting, move, rng_at(chance, (), step + 1)):
                 state = RULES.evolve(state, event)
+        assert result is not None
         won += seat in result.winners
     # A random player wins about a third of these games; one loss in nine is the cards.
     assert won >= 8

@@ -12,6 +12,7 @@ from domain.dice import rng_at
 from domain.games.krumme10 import RULES, State
 from domain.heuristics.krumme10 import Table, choose, reply_value
 from domain.rules import JSON
+from tests.bounds import bounded
 from tests.games.test_krumme10 import (
     PASS,
     P,
@@ -63,15 +64,15 @@ def test_the_heuristic_always_chooses_a_legal_move(players: int, given: dict[str
         for event in RULES.setup(players, options, rng_at(chance, (), 0)):
             state = RULES.evolve(state, event)
         rng = Random(seed)
-        step = 0
-        while RULES.result(state) is None:
+        for step in bounded("the game did not end"):
+            if RULES.result(state) is not None:
+                break
             seat = rng.choice(sorted(RULES.to_act(state)))
             moves = RULES.legal_moves(state, seat)
             view = RULES.view(state, seat)
             assert choose(Turn(RULES, seat, players, options, view, moves), rng) in moves
             asked += 1
-            step += 1
-            events = RULES.decide(state, seat, rng.choice(moves), rng_at(chance, (), step))
+            events = RULES.decide(state, seat, rng.choice(moves), rng_at(chance, (), step + 1))
             for event in events:
                 state = RULES.evolve(state, event)
     assert asked > 100

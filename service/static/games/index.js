@@ -1,4 +1,7 @@
-// The five games' table modules. Each exports one object with the same small interface:
+// The games' table modules. The server lists which games have a module (`games/<id>.js`) and a
+// stylesheet (`games/<id>.css`) of their own; both are loaded before any page renders, and every
+// other game gets the generic table. Each module exports one object, named after its game, with
+// the same small interface:
 //
 //   render(state, ctx) -> Node          the game's part of the table, as `ctx.seat` sees it;
 //                                       a thing a move can use is a button with `data-pick`
@@ -10,16 +13,29 @@
 // ctx: {seat: the viewer's seat or null, names: [seat names], table: the table view,
 //       game: the game's info from /v1/games}.
 
-import { krasskariert } from "./krasskariert.js";
-import { krumme10 } from "./krumme10.js";
-import { pig10 } from "./pig10.js";
-import { rollnbump } from "./rollnbump.js";
-import { wobble } from "./wobble.js";
+import { generic } from "../generic.js";
 
-export const GAMES = { pig10, krumme10, krasskariert, wobble, rollnbump };
+const listing = await fetch("/client/games.json");
+if (!listing.ok) throw new Error(`the list of game tables failed: ${listing.status}`);
+const { tables, stylesheets } = await listing.json();
+
+const [modules] = await Promise.all([
+  Promise.all(tables.map(async (id) => [id, (await import(`./${id}.js`))[id]])),
+  Promise.all(stylesheets.map((id) => linkStylesheet(`/static/games/${id}.css`))),
+]);
+const GAMES = new Map(modules);
+
+function linkStylesheet(href) {
+  return new Promise((resolve, reject) => {
+    const link = document.createElement("link");
+    link.rel = "stylesheet";
+    link.href = href;
+    link.onload = () => resolve(link);
+    link.onerror = () => reject(new Error(`the stylesheet ${href} failed to load`));
+    document.head.append(link);
+  });
+}
 
 export function gameModule(id) {
-  const module = GAMES[id];
-  if (!module) throw new Error(`this client has no table for the game ${id}`);
-  return module;
+  return GAMES.get(id) ?? generic;
 }

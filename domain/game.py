@@ -1,0 +1,43 @@
+"""A game as the service hosts it: its rules and how bots play it, declared in one place.
+
+Each game declares one `Game` in its own files (the module of its heuristic, which already sees
+both its rules and its heuristic; a game without a heuristic declares it beside its rules), and
+`domain.registry.default_registry` lists the declarations: adding a game adds its files and one
+line there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from domain.bots import Turn
+from domain.rules import JSON, Rules
+
+Heuristic = Callable[[Turn, Random], JSON]
+"""Rules of thumb for one game: one of `turn.moves`, from the seat's view alone."""
+
+
+@dataclass(frozen=True)
+class SearchTuning:
+    """How the search bot adjusts its levels to this game."""
+
+    doubt: float = 1.0
+    """How many times a level's `confidence` this game's search asks for before it leaves the
+    heuristic's move: more where the estimates lie more often at the same budget."""
+
+
+@dataclass(frozen=True)
+class Game:
+    """One hostable game: its rules, the heuristic bots play it by (None: the heuristic bot
+    does not play it, and search's playouts move at random) and its search tuning."""
+
+    rules: Rules[Any]
+    heuristic: Heuristic | None = None
+    search: SearchTuning = field(default_factory=SearchTuning)
+
+    @property
+    def id(self) -> str:
+        return self.rules.info.id

@@ -1,0 +1,111 @@
+"""Idempotency keys: one write however many requests race with one key, every other answer the
+replay; receipts that are small and expire once the game has ended, while its log never does."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+import redis
+from flask import Flask
+
+from bootstrap import web_app
+from events.store import idempotency_key, stream_key
+from service.config import Config
+from tests.test_api import Game, new_game, payload
+
+RACERS = 32
+
+
+@pytest.fixture
+def app(any_redis: redis.Redis) -> Flask:
+    return web_app(Config(receipts_ttl_seconds=600), redis_client=any_redis)
+
+
+def played(game: Game) -> int:
+    return sum(e["type"] == "pig10.CardPlayed" for e in game.get("/events")["events"])
+
+
+@pytest.mark.redis
+def test_concurrent_requests_with_one_key_write_once_and_all_get_the_answer(
+    real_redis: redis.Redis,
+) -> None:
+    # Two web processes (each its own table cache) take the racing requests in turn.
+    apps = [web_app(Config(), redis_client=real_redis) for _ in range(2)]
+    game = new_game(apps[0].test_client(), 2, first_seat=0)
+    legal = game.get("/moves", 0)
+    answers: list[tuple[int, str | None, str]] = []
+    barrier = threading.Barrier(RACERS)
+
+    def attempt(number: int) -> None:
+        client = apps[number % 2].test_client()
+        barrier.wait()
+        response = client.post(
+            f"/v1/tables/{game.id}/moves",
+            json={"move": legal["moves"][0], "expected_version": legal["version"]},
+            headers={**game.auth(0), "Idempotency-Key": "once"},
+        )
+        answers.append(
+            (response.status_code, response.headers.get("Idempotent-Replayed"), response.text)
+        )
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert played(game) == 1, "one write"
+    assert sorted(status for status, _, _ in answers) == [200] * RACERS, answers
+    assert sorted(str(replayed) for _, replayed, _ in answers) == ["None"] + ["true"] * (RACERS - 1)
+    bodies = [json.loads(body) for _, _, body in answers]
+    assert all(body == bodies[0] for body in bodies), "every replay is the first answer"
+
+
+def test_a_receipt_is_compact_and_replays_the_answer_from_the_log(
+    app: Flask, any_redis: redis.Redis
+) -> None:
+    game = new_game(app.test_client(), 2, first_seat=0)
+    legal = game.get("/moves", 0)
+    status, first, _ = game.post_move(0, legal["moves"][0], legal["version"], key="k1")
+    assert status == 200
+    (receipt,) = any_redis.hvals(idempotency_key(game.id))
+    assert len(receipt) < 100, receipt
+    elsewhere = Game(web_app(Config(), redis_client=any_redis).test_client(), game.id, game.tokens)
+    for here in (game, elsewhere):
+        status, again, headers = here.post_move(0, legal["moves"][0], legal["version"], key="k1")
+        assert (status, again, headers["Idempotent-Replayed"]) == (200, first, "true")
+
+
+def test_a_receipt_written_before_receipts_were_compact_still_replays(
+    app: Flask, any_redis: redis.Redis
+) -> None:
+    game = new_game(app.test_client(), 2, first_seat=0)
+    legal = game.get("/moves", 0)
+    status, first, _ = game.post_move(0, legal["moves"][0], legal["version"], key="old")
+    assert status == 200
+    stored: dict[bytes, bytes] = any_redis.hgetall(idempotency_key(game.id))  # type: ignore[assignment]
+    [(field, compact)] = stored.items()
+    fingerprint = compact.split()[0].decode()
+    legacy = json.dumps({"fingerprint": fingerprint, "body": first})
+    any_redis.hset(idempotency_key(game.id), field, legacy)
+    status, again, _ = game.post_move(0, legal["moves"][0], legal["version"], key="old")
+    assert (status, again) == (200, first)
+    status, reused, _ = game.post_move(0, legal["moves"][1], legal["version"], key="old")
+    assert (status, reused["type"]) == (422, "/problems/idempotency-key-reused")
+
+
+def test_receipts_expire_once_the_game_ends_and_the_log_never(
+    app: Flask, any_redis: redis.Redis
+) -> None:
+    game = new_game(app.test_client(), 2, first_seat=0)
+    turn = 0
+    while (table := game.get("")).get("status") == "running":
+        seat = table["to_act"][0]
+        legal = game.get("/moves", seat)
+        assert any_redis.ttl(idempotency_key(game.id)) in (-1, -2), "no expiry while it runs"
+        status, body, _ = game.post_move(seat, legal["moves"][-1], legal["version"], f"t{turn}")
+        assert status == 200, payload(body)
+        turn += 1
+    assert 0 < any_redis.ttl(idempotency_key(game.id)) <= 600
+    assert any_redis.ttl(stream_key(game.id)) == -1

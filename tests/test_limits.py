@@ -1,0 +1,88 @@
+"""Rate limits: floods are answered 429 with Retry-After and RateLimit headers, while normal play
+of other clients and seats goes on; counted in Redis, so every web process shares them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import fakeredis
+import pytest
+import redis
+from flask import Flask
+
+from bootstrap import web_app
+from service.config import Config
+from tests.live import TEST_REDIS_URL
+
+TIGHT = Config(limit_tables="3/minute", limit_moves="2/minute", limit_reads="2/minute")
+
+
+def tight_app(client: redis.Redis, **settings: object) -> Flask:
+    return web_app(replace(TIGHT, **settings), redis_client=client)  # type: ignore[arg-type]
+
+
+def test_a_flood_of_tables_is_refused_with_429_and_the_headers() -> None:
+    client = tight_app(fakeredis.FakeRedis()).test_client()
+    answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(5)]
+    assert [answer.status_code for answer in answers] == [201, 201, 201, 429, 429]
+    refused = answers[3]
+    assert refused.mimetype == "application/problem+json"
+    assert refused.get_json()["type"] == "/problems/rate-limited"
+    assert int(refused.headers["Retry-After"]) > 0
+    assert refused.headers["RateLimit-Limit"] == "3"
+    assert refused.headers["RateLimit-Remaining"] == "0"
+    assert answers[0].headers["RateLimit-Remaining"] == "2"
+    other = client.post(
+        "/v1/tables",
+        json={"game": "pig10", "seats": 2},
+        environ_overrides={"REMOTE_ADDR": "192.0.2.7"},
+    )
+    assert other.status_code == 201, "another address has limits of its own"
+
+
+def test_moves_are_limited_per_seat_token() -> None:
+    client = tight_app(fakeredis.FakeRedis(), limit_tables="10/minute").test_client()
+    table = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    tokens = [
+        client.post(f"/v1/tables/{table}/seats", json={"name": name}).get_json()["token"]
+        for name in ("Ada", "Bo")
+    ]
+    statuses: dict[int, list[int]] = {0: [], 1: []}
+    for _ in range(3):
+        for seat, token in enumerate(tokens):
+            move = {"move": {}, "expected_version": 1}  # refused by the rules: still counted
+            answer = client.post(
+                f"/v1/tables/{table}/moves",
+                json=move,
+                headers={"Authorization": f"Bearer {token}"},
+            )
+            statuses[seat].append(answer.status_code)
+    assert statuses[0][2] == statuses[1][2] == 429, statuses
+    assert 429 not in statuses[0][:2] + statuses[1][:2], "each seat has its own count"
+
+
+def test_heavy_reads_are_limited_and_light_ones_are_not() -> None:
+    client = tight_app(fakeredis.FakeRedis()).test_client()
+    table = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    reads = [client.get(f"/v1/tables/{table}/events").status_code for _ in range(3)]
+    assert reads == [200, 200, 429]
+    assert all(client.get(f"/v1/tables/{table}").status_code == 200 for _ in range(5))
+
+
+@pytest.mark.redis
+def test_the_count_is_shared_by_every_web_process(real_redis: redis.Redis) -> None:
+    """Two apps (two web processes) on one Redis count together."""
+    config = replace(TIGHT, redis_url=TEST_REDIS_URL, signing_key="22" * 32)
+    first, second = (web_app(config, redis_client=real_redis).test_client() for _ in range(2))
+    statuses = [
+        app.post("/v1/tables", json={"game": "pig10", "seats": 2}).status_code
+        for app in (first, second, first, second)
+    ]
+    assert statuses == [201, 201, 201, 429]
+
+
+def test_limits_can_be_turned_off() -> None:
+    client = tight_app(fakeredis.FakeRedis(), rate_limits=False).test_client()
+    answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(5)]
+    assert {answer.status_code for answer in answers} == {201}
+    assert "RateLimit-Limit" not in answers[0].headers
