@@ -223,6 +223,12 @@ class EventStore:
             for _, fields in entries
         ]
 
+    def close(self) -> None:
+        """Close the connections of the client for blocking reads, if it is one of its own
+        (the other client belongs to whoever handed it in)."""
+        if self._blocking is not self._redis:
+            self._blocking.close()
+
     def upcast(self, record: Recorded) -> Recorded:
         """`record` with its data at the current schema version."""
         return self._upcasters.upcast(record)

@@ -5,6 +5,7 @@ socket timeout, and a client that drops the stream leaves no traceback behind.""
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 
 import pytest
 import redis
@@ -23,10 +24,13 @@ SOCKET_TIMEOUT = 0.5
 
 
 @pytest.fixture
-def services(real_redis: redis.Redis) -> Services:
+def services(real_redis: redis.Redis) -> Iterator[Services]:
     impatient = redis.Redis.from_url(TEST_REDIS_URL, socket_timeout=SOCKET_TIMEOUT)
     config = Config(stream_keepalive_seconds=KEEPALIVE, stream_max_seconds=4 * KEEPALIVE)
-    return Services.of(web_app(config, redis_client=impatient))
+    services = Services.of(web_app(config, redis_client=impatient))
+    yield services
+    services.repository.store.close()
+    impatient.close()
 
 
 def idle_table(services: Services) -> str:
@@ -57,8 +61,9 @@ def test_an_idle_stream_sends_keepalives_until_it_ends(
 def test_a_stream_over_http_stays_open_while_idle(services: Services) -> None:
     table_id = idle_table(services)
     app = web_app(services.config, redis_client=services.redis)
-    response = app.test_client().get(f"/v1/tables/{table_id}/stream?after=1")
-    body = response.get_data(as_text=True)
+    with app.test_client().get(f"/v1/tables/{table_id}/stream?after=1") as response:
+        body = response.get_data(as_text=True)
+    Services.of(app).repository.store.close()
     assert response.status_code == 200
     assert body.count(": keep-alive") >= 3, body
 
