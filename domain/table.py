@@ -32,6 +32,8 @@ MOVE_SUBSTITUTED = f"{LIFECYCLE}.MoveSubstituted"
 TABLE_EXPIRED = f"{LIFECYCLE}.TableExpired"
 SEAT_HANDED_TO_BOT = f"{LIFECYCLE}.SeatHandedToBot"
 """A seat played by a bot for the rest of the game: its player timed out too often, or left."""
+CLOCK_CHARGED = f"{LIFECYCLE}.ClockCharged"
+"""A seat's time bank after a decision: what was left, less the time spent, plus the increment."""
 PLAYER_RETURNED = f"{LIFECYCLE}.PlayerReturned"
 """A person who had timed out moved again: their count of timeouts in a row starts afresh."""
 TIMEOUT = "timeout"
@@ -64,12 +66,18 @@ class TimeControl:
     """At a table with a person, a bot acts no sooner than this after it was given the move."""
     reaction_seconds: float = 2.0
     """At a table with a person, no bot acts sooner than this while another seat may react."""
+    bank_seconds: float | None = None
+    """A time bank per seat instead of a limit per decision: each decision spends from it."""
+    increment_seconds: float = 0.0
+    """With a bank: what each decision made adds back to it."""
 
     LIMITS: ClassVar[dict[str, tuple[float, float]]] = {
         "turn_seconds": (1.0, 7 * 24 * 3600.0),
         "timeouts": (1, 100),
         "bot_delay_seconds": (0.0, 60.0),
         "reaction_seconds": (0.0, 60.0),
+        "bank_seconds": (1.0, 7 * 24 * 3600.0),
+        "increment_seconds": (0.0, 3600.0),
     }
 
     @classmethod
@@ -139,6 +147,9 @@ class MakeMove:
     seat: int
     move: JSON
     substituted: str | None = None
+    spent: float | None = None
+    """Seconds since the table last changed, as the service's clock said: what the decision
+    costs a seat's time bank (recorded, so that the audit charges the same)."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +278,8 @@ class Table:
     clock: TimeControl = DEFAULT_CLOCK
     timeouts: tuple[int, ...] = ()
     """Each seat's timeouts in a row."""
+    banks: tuple[float, ...] = ()
+    """Each seat's time bank, when the clock has one."""
     expired: bool = False
     changed_at: datetime | None = field(default=None, compare=False)
     """When the latest event was recorded: the start of the decisions the table waits for. The
@@ -436,6 +449,10 @@ class Tables:
             wired.insert(0, Event(MOVE_SUBSTITUTED, substituted))
         elif table.timeouts[seat]:
             wired.insert(0, Event(PLAYER_RETURNED, {"seat": seat}))
+        if table.banks and command.spent is not None and seat in rules.to_act(table.state):
+            clock = table.clock
+            bank = max(0.0, table.banks[seat] - command.spent) + clock.increment_seconds
+            wired.insert(0, Event(CLOCK_CHARGED, {"seat": seat, "bank": bank}))
         result = rules.result(state)
         if result is not None:
             wired.append(Event(GAME_FINISHED, {"result": result.to_json(), "seed": seed.hex()}))
@@ -477,8 +494,9 @@ class Tables:
                 version=1,
                 chance=data["chance"],
                 rules_version=data["rules_version"],
-                clock=TimeControl.from_json(data["clock"]),
+                clock=(clock := TimeControl.from_json(data["clock"])),
                 timeouts=(0,) * data["seats"],
+                banks=() if clock.bank_seconds is None else (clock.bank_seconds,) * data["seats"],
             )
         version = table.version + 1
         if event.type == SEAT_TAKEN:
@@ -499,6 +517,9 @@ class Tables:
                 timeouts=_set(table.timeouts, seat, table.timeouts[seat] + 1),
                 version=version,
             )
+        if event.type == CLOCK_CHARGED:
+            banks = _set(table.banks, event.data["seat"], event.data["bank"])
+            return replace(table, banks=banks, version=version)
         if event.type == TABLE_EXPIRED:
             return replace(table, expired=True, version=version)
         if event.type == PLAYER_RETURNED:
@@ -567,8 +588,14 @@ class Tables:
         while the time of the latest event is unknown."""
         if table.changed_at is None:
             return {}
-        deadline = table.changed_at + timedelta(seconds=table.clock.turn_seconds)
-        return dict.fromkeys(self.to_act(table), deadline)
+        start = table.changed_at
+        if table.banks:
+            return {
+                seat: start + timedelta(seconds=table.banks[seat]) for seat in self.to_act(table)
+            }
+        return dict.fromkeys(
+            self.to_act(table), start + timedelta(seconds=table.clock.turn_seconds)
+        )
 
     def scores(self, table: Table) -> list[int] | None:
         """Each seat's score as it stands (public), or None while the table is open."""

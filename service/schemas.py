@@ -75,6 +75,8 @@ class ClockRequest(Schema):
     timeouts = StrictInteger()
     bot_delay_seconds = fields.Float(allow_nan=False)
     reaction_seconds = fields.Float(allow_nan=False)
+    bank_seconds = fields.Float(allow_nan=False, allow_none=True)
+    increment_seconds = fields.Float(allow_nan=False)
 
 
 class CreateTableRequest(Schema):

@@ -350,7 +350,8 @@ class TableCommands:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
         if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
             raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
-        pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
+        command = MakeMove(seat, move, spent=self._spent(loaded))
+        pending = self._decide(loaded, command, self._seeds(table_id), seat=seat)
         # The receipt names the versions the move appended; a replay shows them again.
         receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
         outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
@@ -387,13 +388,21 @@ class TableCommands:
 
         `substituted` is why a stand-in chose the move instead of the seat's own bot.
         """
-        command = MakeMove(seat, move, substituted)
+        command = MakeMove(seat, move, substituted, self._spent(loaded))
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
             self._commit(loaded.table.id, pending)
         except ConcurrencyConflict:
             return False
         return True
+
+    def _spent(self, loaded: Loaded) -> float | None:
+        """What a decision now costs a seat's time bank: the time since the table last changed
+        (None at a table without banks, where nothing is charged)."""
+        changed = loaded.table.changed_at
+        if not loaded.table.banks or changed is None:
+            return None
+        return max(0.0, (self.clock() - changed).total_seconds())
 
     def _bot_level(self, bot: str, level: str | None, game: str) -> str | None:
         """The level `bot` will play `game` at; `UnknownBot` naming what is wrong if it cannot."""

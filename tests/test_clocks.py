@@ -21,6 +21,7 @@ from rq.serializers import JSONSerializer
 
 from bootstrap import Services, build, web_app
 from domain.table import (
+    CLOCK_CHARGED,
     DEFAULT_CLOCK,
     GAME_CREATED,
     MOVE_SUBSTITUTED,
@@ -339,3 +340,39 @@ def test_a_table_nobody_sits_down_at_expires(any_redis: redis.Redis) -> None:
         seat_human(services, table_id)
     assert services.player.expire(table_id, table.version + 1) is Outcome.STALE, "once"
     assert services.queries.list_tables("expired", None, 10).body[0]["id"] == table_id
+
+
+def test_a_time_bank_is_spent_by_each_decision_and_topped_up(any_redis: redis.Redis) -> None:
+    services, now, table_id, _ = timed_table(
+        any_redis, {"bank_seconds": 100, "increment_seconds": 5, "timeouts": 5}
+    )
+    tables = services.repository.tables
+
+    def deadline() -> datetime:
+        table = services.repository.load(table_id).table
+        assert table.changed_at is not None
+        return tables.deadlines(table)[0]
+
+    def banks() -> list[Any]:
+        records = services.repository.store.read(table_id, START)
+        return [r.data["bank"] for r in records if r.type == CLOCK_CHARGED and r.data["seat"] == 0]
+
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    assert deadline() == table.changed_at + timedelta(seconds=100)
+    now.at = table.changed_at + timedelta(seconds=30)
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    assert banks() == [75.0], "100 s, less 30 spent, plus 5"
+    drain(services)
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    assert deadline() == table.changed_at + timedelta(seconds=75)
+    now.at = deadline()
+    assert services.player.time_out(table_id, table.version, 0) is Outcome.SUBSTITUTED
+    assert banks() == [75.0, 5.0], "a timeout spends the whole bank; the increment is added"
+    services.commands.leave(table_id, Caller(0))
+    drain(services)
+    assert services.repository.load(table_id).table.result is not None
+    audit = services.queries.audit(table_id)
+    assert audit["ok"], audit["problems"]
