@@ -736,6 +736,8 @@ class Walk:
         refused = self.move(0, {"card": 1, "mode": "add"}, 2, 429, "rate-limited")
         assert int(refused.headers["Retry-After"]) > 0
         assert refused.headers["RateLimit-Remaining"] == "0"
+        self.post(LEAVE, 409, "game-not-running", token=self.token[0])
+        self.post(LEAVE, 429, "rate-limited", token=self.token[0])
         self.get(STREAM, 200)
         self.get(STREAM, 429, "rate-limited")
         for route, path in [
