@@ -16,6 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,10 +83,12 @@ def build(
     upcasters: Upcasters | None = None,
     signer: Signer | None = None,
     wake: Callable[[], None] = lambda: None,
+    webhook_calls: Executor | None = None,
     **commands: Any,
 ) -> Services:
     """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
-    signs export bundles (None: a key of its own, for a process that exports none); the rest
+    signs export bundles (None: a key of its own, for a process that exports none);
+    `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them); the rest
     go to `TableCommands` (a clock, id and seed makers)."""
     registry = registry or config.registry()
     tables = Tables(registry)
@@ -93,14 +96,20 @@ def build(
     bots = default_catalogue(registry, time.perf_counter)
     views = Views(tables)
     repository = TableRepository(
-        EventStore(redis_client, upcasters or default_upcasters(registry)),
+        EventStore(
+            redis_client,
+            upcasters or default_upcasters(registry),
+            blocking=blocking_reads(redis_client, config.stream_keepalive_seconds),
+        ),
         tables,
         TableCache(config.cache_size),
     )
     turns = TurnQueue(
         redis_client,
         bot_queue(redis_client),
+        tables,
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
+        open_table_seconds=config.open_table_seconds,
         wake=wake,
     )
     index = TableIndex(redis_client)
@@ -111,6 +120,7 @@ def build(
         turns=turns,
         bots=bots,
         index=index,
+        default_clock=config.default_clock,
         receipts_ttl_seconds=config.receipts_ttl_seconds,
         **commands,
     )
@@ -118,8 +128,25 @@ def build(
         repository=repository, views=views, index=index, signer=signer or Signer.generate()
     )
     webhooks = WebhookClient(config.webhook_timeout_seconds)
-    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock)
+    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock, calls=webhook_calls)
     return Services(config, redis_client, repository, handler, queries, bots, turns, player)
+
+
+BLOCK_MARGIN_SECONDS = 5.0
+"""How much longer than the longest blocking read a socket waits before it gives up."""
+
+
+def blocking_reads(client: redis.Redis, block_seconds: float) -> redis.Redis:
+    """A client to the same server as `client` for blocking reads of up to `block_seconds`:
+    its socket timeout outlasts the block. redis-py's default timeout (5 s) would cut a live
+    stream's 15 s wait for news short with an error instead of a keep-alive."""
+    if isinstance(client, fakeredis.FakeRedis):
+        return client  # in-process: no socket to time out
+    pool = client.connection_pool
+    settings = {**pool.connection_kwargs, "socket_timeout": block_seconds + BLOCK_MARGIN_SECONDS}
+    return redis.Redis(
+        connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **settings)
+    )
 
 
 def web_app(
@@ -146,6 +173,7 @@ def web_app(
         upcasters=upcasters,
         signer=signer_for(config),
         wake=worker.start if worker else lambda: None,
+        webhook_calls=webhook_pool(config) if worker else None,
     )
     if worker is not None:
         worker.play = services.play
@@ -159,6 +187,11 @@ def web_app(
     )
     app.extensions[SERVICES] = services
     return app
+
+
+def webhook_pool(config: Config) -> Executor:
+    """The threads a bot worker calls webhooks in, so that a slow one holds up no other table."""
+    return ThreadPoolExecutor(config.webhook_threads, thread_name_prefix="spieltisch-webhook")
 
 
 def signer_for(config: Config) -> Signer:
@@ -180,7 +213,8 @@ class Worker(BotWorker):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         connection = kwargs.get("connection")
         assert connection is not None, "rq worker passes the connection it was given"
-        services = build(connection, Config.from_env())
+        config = Config.from_env()
+        services = build(connection, config, webhook_calls=webhook_pool(config))
         super().__init__(*args, play=services.play, **kwargs)
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from domain.bots import Turn
 from domain.chance import CURRENT, GENERATORS, PYTHON_RANDOM, UnknownChance
@@ -22,12 +23,23 @@ from domain.rules import JSON, Event
 
 LIFECYCLE = "table"
 GAME_CREATED = f"{LIFECYCLE}.GameCreated"
-GAME_CREATED_VERSION = 2
-"""v2 added `chance` (the generator's algorithm id) and `rules_version`."""
+GAME_CREATED_VERSION = 3
+"""v2 added `chance` (the generator's algorithm id) and `rules_version`, v3 the `clock`."""
 SEAT_TAKEN = f"{LIFECYCLE}.SeatTaken"
 SEAT_TAKEN_VERSION = 3
 """v2 added `bot` and `webhook`, v3 the bot's `level`."""
 MOVE_SUBSTITUTED = f"{LIFECYCLE}.MoveSubstituted"
+TABLE_EXPIRED = f"{LIFECYCLE}.TableExpired"
+SEAT_HANDED_TO_BOT = f"{LIFECYCLE}.SeatHandedToBot"
+"""A seat played by a bot for the rest of the game: its player timed out too often, or left."""
+CLOCK_CHARGED = f"{LIFECYCLE}.ClockCharged"
+"""A seat's time bank after a decision: what was left, less the time spent, plus the increment."""
+PLAYER_RETURNED = f"{LIFECYCLE}.PlayerReturned"
+"""A person who had timed out moved again: their count of timeouts in a row starts afresh."""
+TIMEOUT = "timeout"
+"""The `reason` of a move a stand-in made because the seat's time ran out."""
+STAND_IN = "heuristic"
+"""The built-in bot that plays a move its seat did not make in time, and a seat handed over."""
 GAME_FINISHED = f"{LIFECYCLE}.GameFinished"
 PRIVATE_SEAT_FIELDS = ("token_sha256", "webhook")
 """Fields of `SeatTaken` that never leave the server: a webhook URL may carry its own secret."""
@@ -37,6 +49,61 @@ class Status(StrEnum):
     OPEN = "open"
     RUNNING = "running"
     FINISHED = "finished"
+    EXPIRED = "expired"
+    """Its seats were never all taken in time: nobody sits down any more."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A table's clock: how long each decision may take, how many timeouts in a row hand a
+    person's seat to a bot, and how soon bots act at a table where people play."""
+
+    turn_seconds: float = 24 * 3600.0
+    """The limit per decision: the seats waited for must act by then, or a stand-in does."""
+    timeouts: int = 3
+    """Timeouts in a row after which a person's seat is played by a bot for the rest of the game."""
+    bot_delay_seconds: float = 1.0
+    """At a table with a person, a bot acts no sooner than this after it was given the move."""
+    reaction_seconds: float = 2.0
+    """At a table with a person, no bot acts sooner than this while another seat may react."""
+    bank_seconds: float | None = None
+    """A time bank per seat instead of a limit per decision: each decision spends from it."""
+    increment_seconds: float = 0.0
+    """With a bank: what each decision made adds back to it."""
+
+    LIMITS: ClassVar[dict[str, tuple[float, float]]] = {
+        "turn_seconds": (1.0, 7 * 24 * 3600.0),
+        "timeouts": (1, 100),
+        "bot_delay_seconds": (0.0, 60.0),
+        "reaction_seconds": (0.0, 60.0),
+        "bank_seconds": (1.0, 7 * 24 * 3600.0),
+        "increment_seconds": (0.0, 3600.0),
+    }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, JSON] | None) -> TimeControl:
+        """The clock `data` asks for, the defaults filling what it leaves out."""
+        given = dict(data or {})
+        unknown = set(given) - set(cls.LIMITS)
+        if unknown:
+            raise ClockError(f"a clock has no {sorted(unknown)}; it has {sorted(cls.LIMITS)}")
+        for name, (low, high) in cls.LIMITS.items():
+            value = given.get(name)
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not low <= value <= high
+            ):
+                raise ClockError(f"the clock's {name} must be a number from {low} to {high}")
+        if "timeouts" in given and not isinstance(given["timeouts"], int):
+            raise ClockError("the clock's timeouts must be a whole number")
+        return cls(**{name: value for name, value in given.items() if value is not None})
+
+    def to_json(self) -> dict[str, JSON]:
+        return {name: getattr(self, name) for name in self.LIMITS}
+
+
+DEFAULT_CLOCK = TimeControl()
 
 
 @dataclass(frozen=True)
@@ -52,6 +119,8 @@ class CreateGame:
     entropy: str | None = None
     chance: str = CURRENT
     rules_version: int | None = None
+    clock: Mapping[str, JSON] | None = None
+    """The table's `TimeControl` (None: the default one)."""
 
 
 @dataclass(frozen=True)
@@ -78,11 +147,26 @@ class MakeMove:
     seat: int
     move: JSON
     substituted: str | None = None
+    spent: float | None = None
+    """Seconds since the table last changed, as the service's clock said: what the decision
+    costs a seat's time bank (recorded, so that the audit charges the same)."""
 
 
-Command = CreateGame | TakeSeat | MakeMove
-COMMANDS: dict[str, type[CreateGame] | type[TakeSeat] | type[MakeMove]] = {
-    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove)
+@dataclass(frozen=True)
+class Leave:
+    """The person at `seat` resigns or leaves: a bot plays the seat for the rest of the game."""
+
+    seat: int
+
+
+@dataclass(frozen=True)
+class Expire:
+    """Close a table whose seats were not all taken in time."""
+
+
+Command = CreateGame | TakeSeat | MakeMove | Leave | Expire
+COMMANDS: dict[str, type[Command]] = {
+    cls.__name__: cls for cls in (CreateGame, TakeSeat, MakeMove, Leave, Expire)
 }
 
 
@@ -115,10 +199,16 @@ def game_created_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
     return {**data, "chance": PYTHON_RANDOM, "rules_version": 1}
 
 
+def game_created_v2_to_v3(data: Mapping[str, JSON]) -> dict[str, JSON]:
+    """Tables created before clocks existed have the default one."""
+    return {**data, "clock": DEFAULT_CLOCK.to_json()}
+
+
 UPCASTS = (
     (SEAT_TAKEN, 1, seat_taken_v1_to_v2),
     (SEAT_TAKEN, 2, seat_taken_v2_to_v3),
     (GAME_CREATED, 1, game_created_v1_to_v2),
+    (GAME_CREATED, 2, game_created_v2_to_v3),
 )
 """Every schema step of the lifecycle events: (type, from version, function)."""
 
@@ -145,6 +235,10 @@ class GameNotRunning(TableError):
 
 class NotYourTurn(TableError):
     """A move by a seat that has none now."""
+
+
+class ClockError(TableError):
+    """A clock with settings no table may have."""
 
 
 class UnsupportedVersion(TableError):
@@ -181,14 +275,30 @@ class Table:
     rules_version: int
     result: Mapping[str, JSON] | None = None
     seed: str | None = None
+    clock: TimeControl = DEFAULT_CLOCK
+    timeouts: tuple[int, ...] = ()
+    """Each seat's timeouts in a row."""
+    banks: tuple[float, ...] = ()
+    """Each seat's time bank, when the clock has one."""
+    expired: bool = False
+    changed_at: datetime | None = field(default=None, compare=False)
+    """When the latest event was recorded: the start of the decisions the table waits for. The
+    service stamps it from the log's metadata (the domain reads no clock); None when unknown."""
 
     @property
     def status(self) -> Status:
         if self.result is not None:
             return Status.FINISHED
+        if self.expired:
+            return Status.EXPIRED
         if all(self.seats):
             return Status.RUNNING
         return Status.OPEN
+
+    @property
+    def has_people(self) -> bool:
+        """Whether a person plays a seat (then bots keep a human pace)."""
+        return any(seat is not None and seat.player is None for seat in self.seats)
 
     def bots_among(self, seats: Sequence[int]) -> list[int]:
         """The seats among `seats` that a bot or a webhook plays."""
@@ -235,7 +345,26 @@ class Tables:
             raise TableError("no such table")
         if isinstance(command, TakeSeat):
             return self._take_seat(table, command, seed)
+        if isinstance(command, Leave):
+            return self._leave(table, command)
+        if isinstance(command, Expire):
+            if table.status is not Status.OPEN:
+                raise TableError(f"table {table.id} is {table.status.value}: it does not expire")
+            return [Event(TABLE_EXPIRED, {})]
         return self._move(table, command, seed)
+
+    @staticmethod
+    def _leave(table: Table, command: Leave) -> list[Event]:
+        # Every game's bots can play any seat of it, so a game goes on without the person
+        # who left; none of the five needs to end early.
+        if table.status is not Status.RUNNING:
+            raise GameNotRunning(
+                f"table {table.id} is {table.status.value}: there is no game to leave"
+            )
+        taken = table.seats[command.seat]
+        if taken is None or taken.player is not None:
+            raise SeatUnavailable(f"seat {command.seat} is played by a bot already")
+        return [hand_to_bot(command.seat, "left")]
 
     def _create(self, command: CreateGame) -> Event:
         info = self.registry[command.game].info
@@ -249,6 +378,7 @@ class Tables:
             info.rules_version if command.rules_version is None else command.rules_version
         )
         self.check_versions(command.game, command.chance, rules_version)
+        clock = TimeControl.from_json(command.clock)
         data = {
             "table": command.table_id,
             "game": command.game,
@@ -258,10 +388,13 @@ class Tables:
             "entropy": command.entropy,
             "chance": command.chance,
             "rules_version": rules_version,
+            "clock": clock.to_json(),
         }
         return Event(GAME_CREATED, data, GAME_CREATED_VERSION)
 
     def _take_seat(self, table: Table, command: TakeSeat, seed: bytes) -> list[Event]:
+        if table.status is Status.EXPIRED:
+            raise SeatUnavailable(f"table {table.id} expired before its seats were all taken")
         if table.status is not Status.OPEN:
             raise SeatUnavailable(f"every seat at table {table.id} is taken")
         seat = command.seat
@@ -310,13 +443,32 @@ class Tables:
         for event in events:
             state = rules.evolve(state, event)
         wired = [self._wire(table, event) for event in events]
+        seat = command.seat
         if command.substituted is not None:
-            substituted = {"seat": command.seat, "reason": command.substituted}
+            substituted = {"seat": seat, "reason": command.substituted}
             wired.insert(0, Event(MOVE_SUBSTITUTED, substituted))
+        elif table.timeouts[seat]:
+            wired.insert(0, Event(PLAYER_RETURNED, {"seat": seat}))
+        if table.banks and command.spent is not None and seat in rules.to_act(table.state):
+            clock = table.clock
+            bank = max(0.0, table.banks[seat] - command.spent) + clock.increment_seconds
+            wired.insert(0, Event(CLOCK_CHARGED, {"seat": seat, "bank": bank}))
         result = rules.result(state)
         if result is not None:
             wired.append(Event(GAME_FINISHED, {"result": result.to_json(), "seed": seed.hex()}))
+        elif (
+            self._counts_timeout(table, command)
+            and table.timeouts[seat] + 1 >= table.clock.timeouts
+        ):
+            wired.append(hand_to_bot(seat, f"{table.clock.timeouts} timeouts in a row"))
         return wired
+
+    @staticmethod
+    def _counts_timeout(table: Table, command: MakeMove) -> bool:
+        """Whether the move is a stand-in's for a person whose time ran out (a webhook's own
+        timeouts are its own business: it keeps its seat)."""
+        seat = table.seats[command.seat]
+        return command.substituted == TIMEOUT and seat is not None and seat.player is None
 
     @staticmethod
     def _wire(table: Table, event: Event) -> Event:
@@ -342,6 +494,9 @@ class Tables:
                 version=1,
                 chance=data["chance"],
                 rules_version=data["rules_version"],
+                clock=(clock := TimeControl.from_json(data["clock"])),
+                timeouts=(0,) * data["seats"],
+                banks=() if clock.bank_seconds is None else (clock.bank_seconds,) * data["seats"],
             )
         version = table.version + 1
         if event.type == SEAT_TAKEN:
@@ -353,7 +508,30 @@ class Tables:
             entropy = (*table.entropy, data["entropy"]) if data["entropy"] else table.entropy
             return replace(table, seats=tuple(seats), entropy=entropy, version=version)
         if event.type == MOVE_SUBSTITUTED:
-            return replace(table, version=version)
+            seat = event.data["seat"]
+            taken = table.seats[seat]
+            if event.data["reason"] != TIMEOUT or taken is None or taken.player is not None:
+                return replace(table, version=version)
+            return replace(
+                table,
+                timeouts=_set(table.timeouts, seat, table.timeouts[seat] + 1),
+                version=version,
+            )
+        if event.type == CLOCK_CHARGED:
+            banks = _set(table.banks, event.data["seat"], event.data["bank"])
+            return replace(table, banks=banks, version=version)
+        if event.type == TABLE_EXPIRED:
+            return replace(table, expired=True, version=version)
+        if event.type == PLAYER_RETURNED:
+            return replace(
+                table, timeouts=_set(table.timeouts, event.data["seat"], 0), version=version
+            )
+        if event.type == SEAT_HANDED_TO_BOT:
+            seat = event.data["seat"]
+            taken = table.seats[seat]
+            assert taken is not None
+            handed = _set(table.seats, seat, replace(taken, bot=event.data["bot"], webhook=None))
+            return replace(table, seats=handed, version=version)
         if event.type == GAME_FINISHED:
             return replace(
                 table, result=event.data["result"], seed=event.data["seed"], version=version
@@ -405,6 +583,20 @@ class Tables:
         moves = self.legal_moves(table, seat)
         return Turn(rules, seat, len(table.seats), table.options, view, moves)
 
+    def deadlines(self, table: Table) -> dict[int, datetime]:
+        """When each seat the table waits for must have acted (public, as `to_act` is); none
+        while the time of the latest event is unknown."""
+        if table.changed_at is None:
+            return {}
+        start = table.changed_at
+        if table.banks:
+            return {
+                seat: start + timedelta(seconds=table.banks[seat]) for seat in self.to_act(table)
+            }
+        return dict.fromkeys(
+            self.to_act(table), start + timedelta(seconds=table.clock.turn_seconds)
+        )
+
     def scores(self, table: Table) -> list[int] | None:
         """Each seat's score as it stands (public), or None while the table is open."""
         if table.status is Status.OPEN:
@@ -434,7 +626,13 @@ class Tables:
             "state": rules.view(table.state, seat) if started else None,
             "result": dict(table.result) if table.result is not None else None,
             "seed": table.seed,
+            "clock": table.clock.to_json(),
+            "deadlines": self.view_deadlines(table),
         }
+
+    def view_deadlines(self, table: Table) -> dict[str, JSON]:
+        """`deadlines` as JSON: ISO times by seat number."""
+        return {str(seat): moment.isoformat() for seat, moment in self.deadlines(table).items()}
 
     def redact(self, table: Table, event: Event, seat: int | None) -> Event | None:
         """`event` of `table`'s log as `seat` may see it now; the whole log once it is finished."""
@@ -445,6 +643,18 @@ class Tables:
             return event
         redacted = self.rules(table).redact(self._unwire(table, event), seat)
         return None if redacted is None else self._wire(table, redacted)
+
+
+def hand_to_bot(seat: int, reason: str) -> Event:
+    """The event giving `seat` to the stand-in bot for the rest of the game."""
+    return Event(SEAT_HANDED_TO_BOT, {"seat": seat, "bot": STAND_IN, "reason": reason})
+
+
+T = TypeVar("T")
+
+
+def _set(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    return (*values[:index], value, *values[index + 1 :])
 
 
 def seats_json(table: Table) -> list[JSON]:

@@ -17,7 +17,8 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
@@ -51,6 +52,11 @@ class Loaded:
     @property
     def version(self) -> int:
         return self.position.version
+
+
+def stamped(table: Table, last: Recorded) -> Table:
+    """`table` knowing when its latest event, `last`, was recorded: where its clock starts."""
+    return replace(table, changed_at=datetime.fromisoformat(last.meta["time"]))
 
 
 class TableCache:
@@ -109,7 +115,7 @@ class TableRepository:
             return cached
         table = self.tables.fold([r.event for r in records], cached.table if cached else None)
         assert table is not None
-        loaded = Loaded(table, records[-1].position)
+        loaded = Loaded(stamped(table, records[-1]), records[-1].position)
         self.cache.put(table_id, loaded)
         return loaded
 

@@ -74,8 +74,12 @@ def stored_hash(record: Recorded) -> str:
 class EventStore:
     """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
 
-    def __init__(self, redis: Redis, upcasters: Upcasters | None = None) -> None:
+    def __init__(
+        self, redis: Redis, upcasters: Upcasters | None = None, *, blocking: Redis | None = None
+    ) -> None:
         self._redis = redis
+        # Blocking reads need a client whose socket timeout outlasts the block (see `wait`).
+        self._blocking = blocking or redis
         self._upcasters = upcasters or Upcasters()
         self._append_sha = hashlib.sha1(APPEND_SCRIPT.encode()).hexdigest()
 
@@ -203,10 +207,12 @@ class EventStore:
         """Events after version `after`, blocking up to `timeout_ms` until there are some.
 
         Redis blocks the read (XREAD BLOCK), so a waiting reader costs no polling. The chain is
-        not checked here: a reader that needs it folds what it gets into a verified table.
+        not checked here: a reader that needs it folds what it gets into a verified table. The
+        read goes through the `blocking` client: with redis-py's default socket timeout (5 s) a
+        longer block would end in a timeout error instead of an empty answer.
         """
         # The client is made without decode_responses: [(key, [(id, {field: bytes})])].
-        found: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] = self._redis.xread(  # type: ignore[assignment]
+        found: list[tuple[bytes, list[tuple[bytes, dict[bytes, bytes]]]]] = self._blocking.xread(  # type: ignore[assignment]
             {stream_key(game_id): f"{after}-0"}, block=timeout_ms
         )
         if not found:
@@ -216,6 +222,12 @@ class EventStore:
             self._upcasters.upcast(Recorded.from_stored(fields[b"e"], fields[b"h"].decode()))
             for _, fields in entries
         ]
+
+    def close(self) -> None:
+        """Close the connections of the client for blocking reads, if it is one of its own
+        (the other client belongs to whoever handed it in)."""
+        if self._blocking is not self._redis:
+            self._blocking.close()
 
     def upcast(self, record: Recorded) -> Recorded:
         """`record` with its data at the current schema version."""

@@ -20,6 +20,15 @@ class Config:
     """How many tables' folded states each process keeps, newest used first."""
     webhook_timeout_seconds: float = 3.0
     """How long a webhook bot has to answer a turn before a stand-in plays it."""
+    bot_delay_seconds: float = 1.0
+    """The default bot delay of new tables' clocks (see `domain.table.TimeControl`)."""
+    reaction_seconds: float = 2.0
+    """The default reaction time of new tables' clocks."""
+    open_table_seconds: float = 24 * 3600.0
+    """How long a table whose seats are not all taken waits for the next player before it
+    expires."""
+    webhook_threads: int = 16
+    """How many webhook calls each bot worker makes at once, beside its jobs."""
     stream_keepalive_seconds: float = 15.0
     """How often a live stream with nothing new sends a comment, so proxies keep it open."""
     stream_max_seconds: float = 300.0
@@ -54,6 +63,14 @@ class Config:
         """Spieltisch's games, then `extra_games`."""
         return default_registry(*map(load_game, self.extra_games))
 
+    @property
+    def default_clock(self) -> dict[str, float]:
+        """What a new table's clock is where its creator did not say."""
+        return {
+            "bot_delay_seconds": self.bot_delay_seconds,
+            "reaction_seconds": self.reaction_seconds,
+        }
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> Config:
         def number(name: str, default: float) -> float:
@@ -64,6 +81,10 @@ class Config:
             max_body_bytes=int(number("MAX_BODY_BYTES", cls.max_body_bytes)),
             cache_size=int(number("CACHE_SIZE", cls.cache_size)),
             webhook_timeout_seconds=number("WEBHOOK_TIMEOUT", cls.webhook_timeout_seconds),
+            bot_delay_seconds=number("BOT_DELAY", cls.bot_delay_seconds),
+            reaction_seconds=number("REACTION_SECONDS", cls.reaction_seconds),
+            open_table_seconds=number("OPEN_TABLE_SECONDS", cls.open_table_seconds),
+            webhook_threads=int(number("WEBHOOK_THREADS", cls.webhook_threads)),
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),

@@ -20,6 +20,7 @@ from domain.catalogue import UnknownBot
 from domain.registry import UnknownGame
 from domain.rules import OptionError, RuleError
 from domain.table import (
+    ClockError,
     GameNotRunning,
     NotYourTurn,
     PlayerCountError,
@@ -102,6 +103,7 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     GameNotRunning: ProblemType(409, "game-not-running", "Game not running"),
     NotYourTurn: ProblemType(409, "not-your-turn", "Not your turn"),
     UnsupportedVersion: ProblemType(409, "unsupported-version", "Unsupported version"),
+    ClockError: ProblemType(422, "invalid-clock", "Invalid clock"),
     TableError: ProblemType(409, "table-state", "Table state"),
     UnknownGame: ProblemType(404, "unknown-game", "Unknown game"),
     UnknownBot: ProblemType(422, "unknown-bot", "Unknown bot"),

@@ -65,6 +65,7 @@ def limit_routes(app: Flask, limiter: Limiter, config: Config) -> None:
         "api.create_table": (config.limit_tables, by_address),
         "api.take_seat": (config.limit_seats, by_address),
         "api.make_move": (config.limit_moves, by_seat),
+        "api.leave": (config.limit_moves, by_seat),
         "api.stream_events": (config.limit_streams, by_address),
         **dict.fromkeys(HEAVY_READS, (config.limit_reads, by_address)),
     }

@@ -196,7 +196,9 @@ def list_bots() -> tuple[Response, int]:
 def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
     bots = [BotSeat(**bot) for bot in args["bots"]]
-    table = commands().create(args["game"], args["seats"], args["options"], args["entropy"], bots)
+    table = commands().create(
+        args["game"], args["seats"], args["options"], args["entropy"], bots, clock=args["clock"]
+    )
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
     return response, status
@@ -254,6 +256,12 @@ def make_move(table_id: str) -> tuple[Response, int]:
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response, status
+
+
+@api.post(TABLE + "/leave")
+def leave(table_id: str) -> tuple[Response, int]:
+    caller = queries().caller(table_id, bearer_token())
+    return dumped(TABLE_VIEW, commands().leave(table_id, caller))
 
 
 @api.get(TABLE + "/events")

@@ -68,6 +68,17 @@ class BotSeatRequest(Schema):
     name = NAME
 
 
+class ClockRequest(Schema):
+    """A table's clock; the domain (`TimeControl`) checks the ranges, once, for every caller."""
+
+    turn_seconds = fields.Float(allow_nan=False)
+    timeouts = StrictInteger()
+    bot_delay_seconds = fields.Float(allow_nan=False)
+    reaction_seconds = fields.Float(allow_nan=False)
+    bank_seconds = fields.Float(allow_nan=False, allow_none=True)
+    increment_seconds = fields.Float(allow_nan=False)
+
+
 class CreateTableRequest(Schema):
     game = fields.String(required=True, validate=validate.Length(min=1, max=64))
     seats = StrictInteger(required=True, validate=validate.Range(min=1, max=64))
@@ -76,6 +87,7 @@ class CreateTableRequest(Schema):
     )
     entropy = ENTROPY
     bots = fields.List(fields.Nested(BotSeatRequest), load_default=list)
+    clock = fields.Nested(ClockRequest, load_default=dict)
 
     @validates_schema
     def seats_once(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -191,6 +203,8 @@ class TableSchema(Schema):
     state = fields.Dict(allow_none=True)
     result = fields.Dict(allow_none=True)
     seed = fields.String(allow_none=True)
+    clock = fields.Dict(keys=fields.String(), values=fields.Raw())
+    deadlines = fields.Dict(keys=fields.String(), values=fields.String())
 
 
 class TableSummarySchema(Schema):

@@ -9,14 +9,19 @@ when the client reconnects with `Last-Event-ID` and carries on from there.
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
+
+import redis
 
 from domain.table import GAME_FINISHED
 from service.errors import TooManyStreams
 from service.tables import TableQueries
 from service.views import Caller, FrameOf
+
+log = logging.getLogger(__name__)
 
 RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
@@ -60,7 +65,7 @@ def event_stream(
     keepalive_seconds: float,
     max_seconds: float,
     clock: Callable[[], float] = time.monotonic,
-) -> Iterator[str]:
+) -> Generator[str, None, None]:
     """The text of the stream: every event after version `after` as the caller may see it,
     then each new one as it is appended, with a comment line when there is nothing to send."""
     yield f"retry: {RECONNECT_MS}\n\n"
@@ -71,7 +76,12 @@ def event_stream(
         return  # the whole game is behind the caller already
     while True:
         wait = min(keepalive_seconds, ends - clock())
-        records = queries.store.wait(table_id, position, max(1, round(wait * 1000)))
+        try:
+            records = queries.store.wait(table_id, position, max(1, round(wait * 1000)))
+        except redis.RedisError as error:
+            # The client comes back with Last-Event-ID after `retry:`: worth a line, not a trace.
+            log.warning("the live stream of table %s ends early: %s", table_id, error)
+            return
         if not records:
             if clock() >= ends:
                 return

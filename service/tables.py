@@ -27,7 +27,10 @@ from domain.table import (
     GAME_FINISHED,
     Command,
     CreateGame,
+    Expire,
+    Leave,
     MakeMove,
+    NotYourTurn,
     Table,
     TableError,
     TakeSeat,
@@ -35,7 +38,7 @@ from domain.table import (
 )
 from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
-from events.repository import Loaded, TableRepository, UnknownTable, check_table_id
+from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict
 from service import bundle
@@ -150,7 +153,7 @@ class Turns(Protocol):
         never runs or fails after the append."""
         ...
 
-    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]: ...
+    def schedule(self, table: Table) -> list[str]: ...
 
 
 def held(loaded: Loaded, caller: Caller) -> Loaded:
@@ -194,9 +197,11 @@ class TableCommands:
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,
+        default_clock: Mapping[str, JSON] | None = None,
         receipts_ttl_seconds: int = 24 * 3600,
     ) -> None:
         self.repository = repository
+        self.default_clock = dict(default_clock or {})
         self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
         self.vault = vault
@@ -218,9 +223,12 @@ class TableCommands:
         options: Mapping[str, JSON],
         entropy: str | None,
         bots: Sequence[BotSeat] = (),
+        *,
+        clock: Mapping[str, JSON] | None = None,
     ) -> Shown:
-        """Open a table, with `bots` already seated; the seed stays secret, `GameCreated`
-        carries only its commitment. A table whose every seat is a bot plays itself.
+        """Open a table, with `bots` already seated, on `clock` (what it leaves out: this
+        service's defaults); the seed stays secret, `GameCreated` carries only its commitment.
+        A table whose every seat is a bot plays itself.
 
         The table is listed in the index before its events are appended, so that nothing
         after the append can fail and an acknowledged table is always listed; an id whose
@@ -231,7 +239,15 @@ class TableCommands:
             raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         levels = [self._bot_level(bot_seat.bot, bot_seat.level, game) for bot_seat in bots]
         table_id, seed = self.new_id(), self.new_seed()
-        command = CreateGame(table_id, game, seats, dict(options), commitment(seed), entropy)
+        command = CreateGame(
+            table_id,
+            game,
+            seats,
+            dict(options),
+            commitment(seed),
+            entropy,
+            clock={**self.default_clock, **(clock or {})},
+        )
         pending = self._decide(None, command, seed, seat=None)
         for bot_seat, level in zip(bots, levels, strict=True):
             name = bot_seat.name or bot_seat_name(bot_seat.bot)
@@ -332,13 +348,38 @@ class TableCommands:
         loaded = held(self.repository.load(table_id), caller)
         if expected_version != loaded.table.version:
             raise ConcurrencyConflict(expected_version, loaded.table.version)
-        pending = self._decide(loaded, MakeMove(seat, move), self._seeds(table_id), seat=seat)
+        if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
+            raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
+        command = MakeMove(seat, move, spent=self._spent(loaded))
+        pending = self._decide(loaded, command, self._seeds(table_id), seat=seat)
         # The receipt names the versions the move appended; a replay shows them again.
         receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
         outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
         if isinstance(outcome, AlreadyAppended):
             return self._replay(table_id, caller, outcome.receipt, fingerprint)
         return MoveAnswer(self.views.show(MoveMade(pending.after.table, pending.records), caller))
+
+    def leave(self, table_id: str, caller: Caller) -> Shown:
+        """The caller resigns: a bot plays its seat for the rest of the game (recorded)."""
+        seat = seated(caller)
+        for _ in range(SEAT_ATTEMPTS):
+            loaded = self.repository.load(table_id)
+            pending = self._decide(loaded, Leave(seat), self._seeds(table_id), seat=seat)
+            try:
+                self._commit(table_id, pending)
+            except ConcurrencyConflict:
+                continue  # a move landed meanwhile: leave the table as it is now
+            return self.views.show(TableOf(pending.after.table), caller)
+        raise BusyTable("the table changed on every attempt; try again")
+
+    def expire(self, loaded: Loaded) -> bool:
+        """Close `loaded`, an open table nobody sat down at in time; False if it changed."""
+        pending = self._decide(loaded, Expire(), self._seeds(loaded.table.id), seat=None)
+        try:
+            self._commit(loaded.table.id, pending)
+        except ConcurrencyConflict:
+            return False
+        return True
 
     def play_for(
         self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
@@ -347,13 +388,21 @@ class TableCommands:
 
         `substituted` is why a stand-in chose the move instead of the seat's own bot.
         """
-        command = MakeMove(seat, move, substituted)
+        command = MakeMove(seat, move, substituted, self._spent(loaded))
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
             self._commit(loaded.table.id, pending)
         except ConcurrencyConflict:
             return False
         return True
+
+    def _spent(self, loaded: Loaded) -> float | None:
+        """What a decision now costs a seat's time bank: the time since the table last changed
+        (None at a table without banks, where nothing is charged)."""
+        changed = loaded.table.changed_at
+        if not loaded.table.banks or changed is None:
+            return None
+        return max(0.0, (self.clock() - changed).total_seconds())
 
     def _bot_level(self, bot: str, level: str | None, game: str) -> str | None:
         """The level `bot` will play `game` at; `UnknownBot` naming what is wrong if it cannot."""
@@ -374,7 +423,7 @@ class TableCommands:
         records = self.repository.store.read(table_id, START, until=int(last))
         table = self.tables.fold(record.event for record in records)
         assert table is not None
-        made = MoveMade(table, records[int(first) - 1 :])
+        made = MoveMade(stamped(table, records[-1]), records[int(first) - 1 :])
         return MoveAnswer(self.views.show(made, caller), replayed=True)
 
     def _decide(
@@ -392,7 +441,7 @@ class TableCommands:
         records = seal(events, meta, loaded.position if loaded else START)
         table = self.tables.fold(events, before)
         assert table is not None
-        return Pending(records, Loaded(table, records[-1].position))
+        return Pending(records, Loaded(stamped(table, records[-1]), records[-1].position))
 
     def _commit(
         self,
@@ -419,7 +468,7 @@ class TableCommands:
         )
         if isinstance(outcome, Appended) and self.turns is not None:
             try:
-                self.turns.schedule(table, self.tables.may_act(table))
+                self.turns.schedule(table)
             except Exception:
                 LOG.exception(
                     "table %s is stored at version %d, but its bot turns could not be queued; "
@@ -461,13 +510,12 @@ class TableQueries:
         """The table as of its latest event, loaded for `caller` (see `held`)."""
         return held(self.repository.load(table_id), caller)
 
-    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
-        """The table and every seat that may act now, or None if there is no such table."""
+    def current(self, table_id: str) -> Table | None:
+        """The table as it is now, or None if there is no such table."""
         try:
-            table = self.repository.load(table_id).table
+            return self.repository.load(table_id).table
         except UnknownTable:
             return None
-        return table, self.tables.may_act(table)
 
     def view(self, table_id: str, caller: Caller) -> Shown:
         return self.views.show(TableOf(self.load(table_id, caller).table), caller)
@@ -536,7 +584,7 @@ class TableQueries:
         records = self.store.read(table_id, START, until=version)
         past = self.tables.fold([r.event for r in records])
         assert past is not None
-        return self.views.show(TableOf(past), caller)
+        return self.views.show(TableOf(stamped(past, records[-1])), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
         """Verify a finished game: chain, seed commitment, versions, every command decided again."""

@@ -138,7 +138,11 @@ class Views:
             case LogOf(table, records):
                 return Shown({"version": table.version, "events": self._log(table, records, seat)})
             case FrameOf(table, record):
-                return Shown(self._event(table, record, seat))
+                frame = self._event(table, record, seat)
+                if frame is not None and record.seq == table.version:
+                    # The table's latest event: a follower learns when each seat must act.
+                    frame["deadlines"] = self.tables.view_deadlines(table)
+                return Shown(frame)
             case MoveMade(table, records):
                 return Shown(
                     {

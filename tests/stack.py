@@ -8,6 +8,7 @@ server ends every live stream after 1 s, so that every follower resumes with `La
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -25,6 +26,10 @@ ENV = {
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
+    # Bots beside people play at full speed unless a table's clock says otherwise: RQ's
+    # scheduler counts whole seconds, so each paced bot move would take a second or two.
+    "SPIELTISCH_BOT_DELAY": "0",
+    "SPIELTISCH_REACTION_SECONDS": "0",
     # Every gunicorn process must sign exports with the same key; this one is for tests only.
     "SPIELTISCH_SIGNING_KEY": "00" * 32,
     # The game the tests add (tests/sixth_game.py), hosted as any other: a game is one registration.
@@ -63,7 +68,10 @@ class Stack:
 
     def _spawn(self, command: list[str], log: Path) -> subprocess.Popen[bytes]:
         with log.open("ab") as out:
-            return subprocess.Popen(command, cwd=ROOT, env=self.env, stdout=out, stderr=out)
+            # A session of its own: stopping a worker stops the scheduler process it forked too.
+            return subprocess.Popen(
+                command, cwd=ROOT, env=self.env, stdout=out, stderr=out, start_new_session=True
+            )
 
     def wait_until_serving(self) -> None:
         deadline = time.monotonic() + WAIT
@@ -83,7 +91,8 @@ class Stack:
         worker = self._spawn(
             [
                 *(sys.executable, "-m", "rq.cli", "worker", "--url", self.redis_url),
-                *("--worker-class", "bootstrap.Worker", "--serializer", "json", "bots"),
+                *("--worker-class", "bootstrap.Worker", "--serializer", "json"),
+                *("--with-scheduler", "bots"),
             ],
             log,
         )
@@ -98,7 +107,7 @@ class Stack:
 
     def kill_worker(self, worker: subprocess.Popen[bytes]) -> None:
         self.killed.append(worker)
-        worker.send_signal(signal.SIGKILL)
+        os.killpg(worker.pid, signal.SIGKILL)
         worker.wait(timeout=10)
 
     def check_alive(self) -> None:
@@ -117,3 +126,5 @@ class Stack:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)  # whatever it left behind

@@ -11,8 +11,9 @@ import hmac
 import json
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
 from typing import Any
@@ -46,9 +47,13 @@ class Clock:
         return self.now
 
 
+FULL_SPEED = Config(bot_delay_seconds=0, reaction_seconds=0)
+"""Bots act at once even beside people, so a burst worker plays every turn queued."""
+
+
 @pytest.fixture
 def runtime(any_redis: redis.Redis) -> Services:
-    return build(any_redis, Config(webhook_timeout_seconds=0.5))
+    return build(any_redis, replace(FULL_SPEED, webhook_timeout_seconds=0.5))
 
 
 def drain(runtime: Services) -> None:
@@ -80,7 +85,7 @@ def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Servic
     expected = job_id(table_id, table.version, 1)
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
     for _ in range(3):
-        assert runtime.turns.schedule(table, [1]) == []
+        assert runtime.turns.schedule(table) == []
         assert runtime.turns.sweep(service.queries) == []
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
 
@@ -96,7 +101,7 @@ def test_tables_without_bots_queue_nothing(runtime: Services) -> None:
 
 def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Redis) -> None:
     clock = Clock()
-    runtime = build(any_redis, Config())
+    runtime = build(any_redis, FULL_SPEED)
     runtime.turns.clock = clock
     service = runtime
     created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
@@ -122,7 +127,7 @@ class GoneAfterAppend:
     def expect(self, table: Table) -> None:
         self.turns.expect(table)
 
-    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]:
+    def schedule(self, table: Table) -> list[str]:
         raise redis.ConnectionError("Redis went away after the append")
 
 
@@ -130,7 +135,7 @@ def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
     any_redis: redis.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
     clock = Clock()
-    runtime = build(any_redis, Config())
+    runtime = build(any_redis, FULL_SPEED)
     runtime.turns.clock = clock
     service = runtime
     created = service.commands.create("pig10", 2, {"first_seat": 0}, None, [BotSeat(1, "random")])
@@ -271,6 +276,11 @@ def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
+                if bot.behave == "trickle":
+                    for byte in answer:  # a byte a second: each read is quick, the answer is not
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(1)
                 self.wfile.write(answer)
             except OSError:
                 pass  # the caller gave up waiting
@@ -335,6 +345,45 @@ def test_a_webhook_that_fails_is_replaced_for_the_turn_and_the_log_says_so(
     assert records[0].data == {"seat": 1, "reason": reason}
     table = runtime.repository.load(table_id).table
     assert runtime.repository.tables.to_act(table) == [0], "the game went on to the human"
+
+
+def test_a_webhook_trickling_its_answer_gets_a_stand_in_at_its_deadline(
+    runtime: Services, webhook_bot: tuple[WebhookBot, str]
+) -> None:
+    bot, url = webhook_bot
+    bot.behave = "trickle"
+    table_id, _ = webhook_table(runtime, url)
+    started = time.monotonic()
+    drain(runtime)
+    took = time.monotonic() - started
+    substituted = [
+        r for r in runtime.repository.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
+    ]
+    assert [r.data["reason"] for r in substituted] == ["timeout"]
+    # The answer takes some 30 s to trickle in; the call ends at its deadline (0.5 s) instead.
+    assert took < 10, f"the stand-in came after {took:.1f} s"
+
+
+def test_a_slow_webhook_holds_up_no_other_table(
+    any_redis: redis.Redis, webhook_bot: tuple[WebhookBot, str]
+) -> None:
+    bot, url = webhook_bot
+    bot.behave = "trickle"
+    with ThreadPoolExecutor(2) as calls:
+        # Long enough for the all-bot game to end meanwhile on a slow machine.
+        runtime = build(
+            any_redis, replace(FULL_SPEED, webhook_timeout_seconds=5), webhook_calls=calls
+        )
+        hooked, _ = webhook_table(runtime, url)
+        asked = runtime.repository.load(hooked).table.version
+        bots = [BotSeat(0, "random"), BotSeat(1, "random")]
+        all_bots = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+        drain(runtime)
+        assert runtime.repository.load(all_bots).table.result is not None
+        assert runtime.repository.load(hooked).table.version == asked, "still asking the webhook"
+        calls.shutdown(wait=True)
+    first = runtime.repository.store.read(hooked, START)[asked]
+    assert (first.type, first.data["reason"]) == (MOVE_SUBSTITUTED, "timeout"), "a stand-in played"
 
 
 def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Services) -> None:

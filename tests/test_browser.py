@@ -41,3 +41,16 @@ def test_how_to_play_opens_from_the_lobby_and_from_a_table(page: Page) -> None:
     expect(page).to_have_url(re.compile(r"#/rules/pig10$"))
     expect(page.locator("article.rulebook h1")).to_have_text("Pig 10")
     assert table
+
+
+def test_a_table_opened_with_a_time_preset_counts_down(page: Page) -> None:
+    page.goto("/")
+    page.fill("#player-name", "Ada")
+    form = page.locator("form[aria-labelledby=pig10-title]")
+    form.locator("#pig10-seat-1").select_option("heuristic:")
+    form.locator("#pig10-clock").select_option(label="1 minute")
+    form.locator("button[type=submit]").click()
+    # Whoever is to move has a deadline a minute away at most, counted down by the seat.
+    expect(page.locator(".seat-list .deadline").first).to_have_text(
+        re.compile(r"^ (1:00|0:[0-5]\d|\d+ s) left$")
+    )

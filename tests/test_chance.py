@@ -98,7 +98,7 @@ def test_python_random_is_the_generator_old_logs_were_dealt_with() -> None:
 
 def test_game_created_records_the_generator_and_the_rules_version() -> None:
     created = TABLES.decide(None, CreateGame("t", "pig10", 2, {}, "c"), KEY)[0]
-    assert (created.type, created.v) == (GAME_CREATED, 2)
+    assert (created.type, created.v) == (GAME_CREATED, 3)
     assert (created.data["chance"], created.data["rules_version"]) == (SHA256_CTR, 1)
 
 

@@ -64,6 +64,8 @@ class EventStream:
         self.token = token
         self.drop_every = drop_every
         self.events: list[dict[str, Any]] = []
+        self.deadlines: dict[str, str] = {}
+        """The latest deadlines the stream sent."""
         self.connections = 0
         self.finished = False
         self.error: str | None = None
@@ -105,6 +107,7 @@ class EventStream:
                 event = json.loads(frame["data"])
                 assert frame["id"] == str(event["seq"]), f"id {frame['id']} on {event}"
                 assert frame["event"] == event["type"], f"event {frame['event']} on {event}"
+                self.deadlines = event.pop("deadlines", self.deadlines)  # not part of the log
                 with self._changed:
                     self.events.append(event)
                     self.finished = event["type"] == FINISHED

@@ -179,8 +179,14 @@ def built_alike(table: Seated, caller: int | None, version: int, got: dict[str, 
         problems.append(f"caller {caller}: /versions/{version} is not the table's answer")
     if "stream" in got:
         _, events = table.call("GET", f"/v1/tables/{table.id}/events?after={version - 4}", caller)
-        if got["stream"] != (200, events["events"]):
+        status, frames = got["stream"]
+        assert status == 200, frames
+        # The frame of the latest event carries the table's deadlines, and only it.
+        deadlines = [frame.pop("deadlines", None) for frame in frames]
+        if (status, frames) != (200, events["events"]):
             problems.append(f"caller {caller}: the stream's frames are not the log's events")
+        if deadlines and deadlines[-1] != got["table"][1]["deadlines"]:
+            problems.append(f"caller {caller}: the stream's deadlines are not the table's")
     return problems
 
 

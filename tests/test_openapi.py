@@ -383,6 +383,7 @@ def api(app: Flask) -> ContractClient:
 TABLES = "/v1/tables"
 TABLE = "/v1/tables/{table_id}"
 SEATS = TABLE + "/seats"
+LEAVE = "/v1/tables/{table_id}/leave"
 MOVES = TABLE + "/moves"
 EVENTS = TABLE + "/events"
 VERSION = TABLE + "/versions/{version}"
@@ -564,6 +565,21 @@ class Walk:
             self.get(VERSION, 404, "unknown-table", path={**path, "version": 1})
             self.post(SEATS, 404, "unknown-table", path=path, body={"name": "Ada"})
 
+    def leaving(self) -> None:
+        """At a table of its own: a person leaves, and a bot plays the seat from then on."""
+        create = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+        path = {"table_id": self.post(TABLES, 201, body=create).body["id"]}
+        self.post(LEAVE, 401, "missing-token", path=path)
+        self.post(LEAVE, 404, "unknown-table", path={"table_id": "nope"}, token="any")
+        first = self.post(SEATS, 201, path=path, body={"name": "leaves"}).body["token"]
+        self.post(LEAVE, 409, "game-not-running", path=path, token=first)
+        self.post(SEATS, 201, path=path, body={"name": "stays"})
+        table = self.post(LEAVE, 200, path=path, token=first).body
+        assert table["seats"][0]["bot"] == "heuristic"
+        self.post(LEAVE, 409, "seat-unavailable", path=path, token=first)
+        body = {"move": {"card": 1, "mode": "add"}, "expected_version": table["version"]}
+        self.post(MOVES, 409, "not-your-turn", path=path, token=first, body=body)
+
     def open_table_reads(self) -> None:
         assert [seat["taken"] for seat in self.get(SEATS, 200)] == [False, False]
         assert self.get(SCORES, 200) == {"version": 1, "scores": []}, "no game to score yet"
@@ -720,6 +736,8 @@ class Walk:
         refused = self.move(0, {"card": 1, "mode": "add"}, 2, 429, "rate-limited")
         assert int(refused.headers["Retry-After"]) > 0
         assert refused.headers["RateLimit-Remaining"] == "0"
+        self.post(LEAVE, 409, "game-not-running", token=self.token[0])
+        self.post(LEAVE, 429, "rate-limited", token=self.token[0])
         self.get(STREAM, 200)
         self.get(STREAM, 429, "rate-limited")
         for route, path in [
@@ -739,6 +757,7 @@ class Walk:
             event = json.loads(frame["data"])
             assert_valid(component("Event"), event, "a streamed event")
             assert (frame["id"], frame["event"]) == (str(event["seq"]), event["type"])
+            event.pop("deadlines", None)  # a stream's own: the log's events have none
             events.append(event)
         return events
 
@@ -895,6 +914,7 @@ def test_walk_a_whole_pig10_game_against_the_spec(
     while walk.turn(rng):
         pass
     walk.finished()
+    walk.leaving()
     redis_server.connected = False
     walk.outage()
     redis_server.connected = True

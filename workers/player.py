@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from datetime import datetime, timedelta
 from enum import StrEnum
 from random import Random
@@ -10,17 +12,21 @@ from typing import Protocol
 
 from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
-from domain.table import TableError
+from domain.table import STAND_IN, TIMEOUT, Seat, Status, TableError
 from events.repository import Loaded, TableRepository
 from workers.webhook import WebhookClient, WebhookFailed
 
-STAND_IN = "heuristic"
-"""The built-in bot that plays a turn a webhook failed to answer: quick, and not a pushover."""
+log = logging.getLogger(__name__)
+
+DEADLINE_SLACK = timedelta(seconds=1)
+"""How far the clocks of two machines may disagree: a timeout this early is still due."""
 
 
 class Outcome(StrEnum):
     PLAYED = "played"
     SUBSTITUTED = "substituted"
+    ASKED = "asked"
+    """A webhook was asked, beside the worker; its move (or a stand-in's) lands when it answers."""
     STALE = "stale"
     """The table is past that version, the seat may not act, or no bot plays it."""
 
@@ -34,6 +40,10 @@ class BotMoves(Protocol):
         """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile."""
         ...
 
+    def expire(self, loaded: Loaded) -> bool:
+        """Close the open table `loaded`; False if the table moved on meanwhile."""
+        ...
+
 
 class TurnPlayer:
     """Plays the turn of a bot seat at one version of a table, at most once."""
@@ -45,12 +55,17 @@ class TurnPlayer:
         bots: BotCatalogue,
         webhooks: WebhookClient,
         clock: Callable[[], datetime],
+        *,
+        calls: Executor | None = None,
     ) -> None:
+        """`calls` runs webhook turns beside the caller, so that a slow webhook holds up no
+        other table's turns (None: each in the caller's thread)."""
         self.repository = repository
         self.moves = moves
         self.bots = bots
         self.webhooks = webhooks
         self.clock = clock
+        self.calls = calls
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
         loaded = self.repository.load(table_id)
@@ -61,6 +76,51 @@ class TurnPlayer:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
         if table.version != version or seat not in tables.may_act(table):
             return Outcome.STALE
+        if player.webhook is not None and self.calls is not None:
+            self.calls.submit(self._play_logged, loaded, seat, player)
+            return Outcome.ASKED
+        return self._play(loaded, seat, player)
+
+    def time_out(self, table_id: str, version: int, seat: int) -> Outcome:
+        """A stand-in's move for a person whose time ran out at `version`, if it did."""
+        loaded = self.repository.load(table_id)
+        table = loaded.table
+        tables = self.repository.tables
+        player = table.seats[seat] if 0 <= seat < len(table.seats) else None
+        deadline = tables.deadlines(table).get(seat)
+        if (
+            table.version != version
+            or player is None
+            or player.player is not None  # a bot plays the seat now: its own job moves
+            or deadline is None
+            or self.clock() + DEADLINE_SLACK < deadline
+        ):
+            return Outcome.STALE
+        turn = tables.turn(table, seat)
+        move = self.bots.bot(STAND_IN, None).choose(turn, Random(f"{table_id}:{version}:{seat}"))
+        if not self.moves.play_for(loaded, seat, move, TIMEOUT):
+            return Outcome.STALE
+        return Outcome.SUBSTITUTED
+
+    def expire(self, table_id: str, version: int) -> Outcome:
+        """Close table `table_id` if it is still open at `version`: nobody sat down since."""
+        loaded = self.repository.load(table_id)
+        if loaded.table.version != version or loaded.table.status is not Status.OPEN:
+            return Outcome.STALE
+        return Outcome.PLAYED if self.moves.expire(loaded) else Outcome.STALE
+
+    def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
+        try:
+            self._play(loaded, seat, player)
+        except Exception:
+            # Nobody waits on this thread: the failure is logged, and the turn's claim running
+            # out lets the sweep queue it again.
+            log.exception("the webhook turn of seat %s at table %s failed", seat, loaded.table.id)
+
+    def _play(self, loaded: Loaded, seat: int, player: Seat) -> Outcome:
+        table = loaded.table
+        table_id, version = table.id, table.version
+        tables = self.repository.tables
         turn = tables.turn(table, seat)
         # The bot's own randomness, seeded by the turn, so a re-run turn chooses the same.
         rng = Random(f"{table_id}:{version}:{seat}")

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any, Protocol
 
 from redis import Redis
 from rq import Queue, Retry
 from rq.serializers import JSONSerializer
 
-from domain.table import Status, Table
+from domain.table import Status, Table, Tables
 
 QUEUE = "bots"
 WAITING = "bots:waiting"
 """A sorted set: the tables with a bot turn outstanding, scored by when to look again."""
 PLAY_TURN = "workers.jobs.play_turn"
+TIME_OUT = "workers.jobs.time_out"
+EXPIRE = "workers.jobs.expire"
 RETRIES = 2
 
 
@@ -27,6 +30,18 @@ def bot_queue(redis: Redis) -> Queue:
 def job_id(table_id: str, version: int, seat: int) -> str:
     """One job per turn: queueing the same turn twice collapses into one job."""
     return f"turn-{table_id}-{version}-{seat}"
+
+
+def not_before(moment: datetime) -> datetime:
+    """The whole second at or after `moment`: RQ's scheduler keeps whole seconds, rounded down,
+    which would run a job up to a second before its time."""
+    whole = moment.replace(microsecond=0)
+    return whole if whole == moment else whole + timedelta(seconds=1)
+
+
+def timeout_job_id(table_id: str, version: int, seat: int) -> str:
+    """One timeout per decision: scheduling it again replaces it."""
+    return f"timeout-{table_id}-{version}-{seat}"
 
 
 def claim_key(table_id: str, version: int, seat: int) -> str:
@@ -41,13 +56,19 @@ def has_bots(table: Table) -> bool:
 class TableSource(Protocol):
     """Where the sweep reads tables: the service's `TableQueries`."""
 
-    def current(self, table_id: str) -> tuple[Table, list[int]] | None:
-        """The table and the seats that may act now; None if there is no such table."""
+    def current(self, table_id: str) -> Table | None:
+        """The table as it is now; None if there is no such table."""
         ...
 
 
 class TurnQueue:
-    """Queues a job for each bot seat that may act, once per table version and seat.
+    """Queues a job for each bot seat that may act, once per table version and seat, and
+    schedules a timeout for each person the table waits for, at their deadline.
+
+    At a table where a person plays, a bot's job waits for RQ's scheduler until the table's bot
+    delay has passed since the event that gave it the move, or its reaction time while another
+    seat may react out of turn: people can follow, and win a race fairly. All-bot tables play
+    at full speed.
 
     A turn is claimed (a key that expires) when its job is queued. If the job is lost, say with a
     worker killed mid-turn, the claim runs out and the next `schedule` of that table, from a read
@@ -59,16 +80,20 @@ class TurnQueue:
         self,
         redis: Redis,
         queue: Queue,
+        tables: Tables,
         *,
         job_timeout_seconds: float,
+        open_table_seconds: float = 24 * 3600.0,
         clock: Callable[[], float] = time.time,
         wake: Callable[[], None] = lambda: None,
     ) -> None:
         self.redis = redis
         self.queue = queue
+        self.tables = tables
         self.job_timeout = max(1, round(job_timeout_seconds))
         # A claim outlives the longest a job may run, so only a lost job lets it run out.
         self.claim_ms = (self.job_timeout + 5) * 1000
+        self.open_table = timedelta(seconds=open_table_seconds)
         self.clock = clock
         self.wake = wake
 
@@ -79,43 +104,120 @@ class TurnQueue:
         if has_bots(table):
             self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
 
-    def schedule(self, table: Table, may_act: Sequence[int]) -> list[str]:
-        """Queue the turns of `table`'s bot seats in `may_act` not queued yet; their job ids."""
+    def schedule(self, table: Table) -> list[str]:
+        """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
+        timeouts of the people it waits for; the job ids."""
+        ids = self._expiry(table) + self._timeouts(table) + self._turns(table)
+        if ids:
+            self.wake()
+        return ids
+
+    def _expiry(self, table: Table) -> list[str]:
+        """An open table expires when nobody sat down at it for `open_table_seconds`: each
+        seat taken schedules the one job of the table again, later."""
+        if table.status is not Status.OPEN or table.changed_at is None:
+            return []
+        job = self.queue.enqueue_at(
+            not_before(table.changed_at + self.open_table),
+            EXPIRE,
+            table.id,
+            table.version,
+            **self._options(f"expire-{table.id}"),
+        )
+        return [job.id]
+
+    def _timeouts(self, table: Table) -> list[str]:
+        if not table.has_people or table.status is not Status.RUNNING:
+            return []
+        ids = []
+        for seat, deadline in self.tables.deadlines(table).items():
+            if (taken := table.seats[seat]) is None or taken.player is not None:
+                continue  # a machine answers in time, or its stand-in does
+            job = self.queue.enqueue_at(
+                not_before(deadline),
+                TIME_OUT,
+                table.id,
+                table.version,
+                seat,
+                **self._options(timeout_job_id(table.id, table.version, seat)),
+            )
+            ids.append(job.id)
+        return ids
+
+    def _turns(self, table: Table) -> list[str]:
         if not has_bots(table):
             return []
+        may_act = self.tables.may_act(table)
         bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
         if not bots:
             self.redis.zrem(WAITING, table.id)
             return []
+        due = self._paced(table, may_act)
+        wait_ms = 0 if due is None else max(0, round((due.timestamp() - self.clock()) * 1000))
+        claim_ms = self.claim_ms + wait_ms
         # One round trip claims the turns and marks the table as waiting; one more queues
         # the claimed ones: a bot move costs the worker few Redis calls beyond RQ's own.
         with self.redis.pipeline(transaction=False) as pipe:
             for seat in bots:
-                pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=self.claim_ms)
-            pipe.zadd(WAITING, {table.id: self._due()})
+                pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
+            pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
             claimed = pipe.execute()[:-1]
-        jobs = [
-            Queue.prepare_data(
-                PLAY_TURN,
-                (table.id, table.version, seat),
-                job_id=job_id(table.id, table.version, seat),
-                timeout=self.job_timeout,
-                result_ttl=0,
-                failure_ttl=24 * 3600,
-                retry=Retry(max=RETRIES),
-            )
-            for seat, fresh in zip(bots, claimed, strict=True)
-            if fresh
-        ]
-        if not jobs:
+        fresh = [seat for seat, new in zip(bots, claimed, strict=True) if new]
+        if not fresh:
             return []
-        self.queue.enqueue_many(jobs)
-        self.wake()
-        return [job.job_id for job in jobs]
+        if wait_ms:
+            assert due is not None
+            for seat in fresh:
+                self.queue.enqueue_at(
+                    due,
+                    PLAY_TURN,
+                    table.id,
+                    table.version,
+                    seat,
+                    **self._options(job_id(table.id, table.version, seat)),
+                )
+        else:
+            self.queue.enqueue_many(
+                [
+                    Queue.prepare_data(
+                        PLAY_TURN,
+                        (table.id, table.version, seat),
+                        **self._prepared(job_id(table.id, table.version, seat)),
+                    )
+                    for seat in fresh
+                ]
+            )
+        return [job_id(table.id, table.version, seat) for seat in fresh]
 
-    def _due(self) -> float:
-        """When a table waiting from now is next looked at by the sweep."""
-        return self.clock() * 1000 + self.claim_ms
+    def _paced(self, table: Table, may_act: list[int]) -> datetime | None:
+        """When bots may act at `table`: None for at once (no person plays, or no time known)."""
+        if not table.has_people or table.changed_at is None:
+            return None
+        # A reaction window: some seat may act out of turn, so every bot move is a race.
+        window = bool(set(may_act) - set(self.tables.to_act(table)))
+        clock = table.clock
+        pause = max(clock.bot_delay_seconds, clock.reaction_seconds if window else 0.0)
+        return not_before(table.changed_at + timedelta(seconds=pause)) if pause else None
+
+    def _prepared(self, job: str) -> dict[str, Any]:
+        return {
+            "job_id": job,
+            "timeout": self.job_timeout,
+            "result_ttl": 0,
+            "failure_ttl": 24 * 3600,
+            "retry": Retry(max=RETRIES),
+        }
+
+    def _options(self, job: str) -> dict[str, Any]:
+        """`_prepared` as `Queue.enqueue_at` names them."""
+        prepared = self._prepared(job)
+        prepared["job_timeout"] = prepared.pop("timeout")
+        return prepared
+
+    def _due(self, wait_ms: int = 0) -> float:
+        """When a table waiting from now (its bots held back `wait_ms`) is next looked at by
+        the sweep."""
+        return self.clock() * 1000 + self.claim_ms + wait_ms
 
     def sweep(self, tables: TableSource) -> list[str]:
         """Queue again every outstanding turn whose claim ran out; their job ids."""
@@ -127,5 +229,5 @@ class TurnQueue:
             if current is None:
                 self.redis.zrem(WAITING, table_id)
                 continue
-            queued += self.schedule(*current)
+            queued += self._turns(current)
         return queued

@@ -4,7 +4,9 @@
 child per job as RQ's default worker does: a bot turn takes a few milliseconds, a fork costs more
 than that (`bench/bots.py` prints both rates). Between jobs it also sweeps for turns whose job
 was lost, and it outlives Redis outages: it waits, with backoff, and goes on. `EmbeddedWorker`
-runs the same worker in a thread of the service when there is no Redis.
+runs the same worker in a thread of the service when there is no Redis, and RQ's scheduler
+(which `rq worker --with-scheduler` forks into a process of its own) in another: timeouts and
+bots' human pace are scheduled jobs, and a fork would not share the in-process fakeredis.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
 from rq.job import Job
 from rq.queue import Queue
+from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
@@ -120,6 +123,13 @@ class ThreadWorker(BotWorker):
         pass
 
 
+class ThreadScheduler(RQScheduler):
+    """RQ's scheduler in a thread: no signals, which only the main thread may use."""
+
+    def _install_signal_handlers(self) -> None:
+        pass
+
+
 class EmbeddedWorker:
     """The embedded mode's bot worker: a daemon thread, started when the first turn is queued."""
 
@@ -135,10 +145,17 @@ class EmbeddedWorker:
             assert self.play is not None, "give the worker its play before starting it"
             redis = self.play.turns.redis
             self._worker = ThreadWorker([bot_queue(redis)], connection=redis, play=self.play)
-            thread = threading.Thread(
+            threading.Thread(
                 target=self._worker.work,
                 kwargs={"with_scheduler": False, "logging_level": "WARNING"},
                 name="spieltisch-bots",
                 daemon=True,
+            ).start()
+            scheduler = ThreadScheduler(
+                [bot_queue(redis)], connection=redis, serializer=JSONSerializer
             )
-            thread.start()
+            # The same in-process server, not a client made anew from its settings.
+            scheduler._connection = redis  # type: ignore[assignment]
+            threading.Thread(
+                target=scheduler.work, name="spieltisch-scheduler", daemon=True
+            ).start()

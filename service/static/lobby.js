@@ -48,6 +48,8 @@ function gameCard(game, bots, nameInput) {
   seatsSelect.addEventListener("change", drawSeats);
   drawSeats();
   const optionInputs = game.options.map((option) => optionInput(game, option));
+  const clockSelect = h("select", { id: id("clock") },
+    CLOCK_PRESETS.map(([label, seconds], index) => h("option", { value: seconds, selected: index === 0 }, label)));
   const feedback = h("p", { class: "feedback", role: "alert" });
   const form = h("form", { class: "game-card", "aria-labelledby": id("title"), onsubmit: async (event) => {
     event.preventDefault();
@@ -66,7 +68,7 @@ function gameCard(game, bots, nameInput) {
         const [bot, level] = choice.split(":");
         return [{ seat, bot, ...(level ? { level } : {}) }];
       });
-      const table = await api("/tables", { method: "POST", body: { game: game.id, seats: seatChoices.length, options, bots: seatBots } });
+      const table = await api("/tables", { method: "POST", body: { game: game.id, seats: seatChoices.length, options, bots: seatBots, clock: { turn_seconds: Number(clockSelect.value) } } });
       rememberName(player);
       const mine = seatChoices.flatMap((choice, seat) => (choice === YOU ? [seat] : []));
       for (const seat of mine) {
@@ -83,11 +85,15 @@ function gameCard(game, bots, nameInput) {
   h("p", { class: "summary" }, game.summary, " ", h("a", { href: `#/rules/${game.id}` }, `How to play ${game.title}`)),
   h("p", {}, h("label", { for: id("seats") }, "Players "), seatsSelect, ` (${game.min_players} to ${game.max_players})`),
   seatRows,
+  h("p", {}, h("label", { for: id("clock") }, "Time per move "), clockSelect),
   optionInputs.length ? h("details", {}, h("summary", {}, "Options"), optionInputs.map((input) => input.node)) : null,
   h("button", { type: "submit" }, `Open a table of ${game.title}`),
   feedback);
   return form;
 }
+
+/** The lobby's time controls: a limit per decision; a bot moves for whoever runs out. */
+const CLOCK_PRESETS = [["1 day", 86400], ["5 minutes", 300], ["1 minute", 60], ["20 seconds", 20]];
 
 /** A form control for one game option, and how to read its value for the request. */
 function optionInput(game, option) {

@@ -42,6 +42,14 @@ function turnText(table, ctx) {
   return ctx.moves.length ? `${waiting} You may act out of turn.` : waiting;
 }
 
+/** What is left until `deadline` (an ISO time), for a countdown. */
+export function timeLeft(deadline) {
+  const seconds = Math.max(0, Math.ceil((Date.parse(deadline) - Date.now()) / 1000));
+  if (seconds >= 3600) return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min left`;
+  if (seconds >= 60) return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")} left`;
+  return `${seconds} s left`;
+}
+
 function inviteLink(tableId, seat) {
   return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
 }
@@ -79,6 +87,11 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     h("section", { class: "log-section" }, h("h2", {}, "Log"), log)));
 
   let shown = { table: null, legal: null, picker: null };
+  // The countdown of each seat waited for; the deadlines themselves come with the table.
+  const ticking = setInterval(() => {
+    for (const node of seats.querySelectorAll("[data-deadline]")) node.textContent = ` ${timeLeft(node.dataset.deadline)}`;
+  }, 1000);
+  signal.addEventListener("abort", () => clearInterval(ticking));
   let wasMyTurn = false;
   let sending = false;
 
@@ -103,6 +116,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
     !info.taken ? h("span", { class: "open" }, " open") : null,
     scores.length ? h("span", { class: "score" }, ` score ${scores[info.seat]}`) : null,
+    table.deadlines?.[info.seat] ? h("span", { class: "deadline", dataset: { deadline: table.deadlines[info.seat] } }, ` ${timeLeft(table.deadlines[info.seat])}`) : null,
     table.to_act.includes(info.seat) ? h("span", { class: "visually-hidden" }, ", to move") : null)));
 
     const focused = document.activeElement;

@@ -1,0 +1,378 @@
+"""Turn clocks: every table has one; a person who runs out of time gets a stand-in's move, and
+after enough timeouts in a row a bot for the rest of the game; bots keep a human pace beside
+people. Times come from a clock the test moves, and scheduled jobs are looked at, not waited for.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from random import Random
+from typing import Any
+
+import pytest
+import redis
+from flask import Flask
+from flask.testing import FlaskClient
+from rq.job import Job
+from rq.registry import ScheduledJobRegistry
+from rq.serializers import JSONSerializer
+
+from bootstrap import Services, build, web_app
+from domain.table import (
+    CLOCK_CHARGED,
+    DEFAULT_CLOCK,
+    GAME_CREATED,
+    MOVE_SUBSTITUTED,
+    PLAYER_RETURNED,
+    SEAT_HANDED_TO_BOT,
+    SeatUnavailable,
+    game_created_v2_to_v3,
+)
+from events.envelope import START
+from service.config import Config
+from service.tables import BotSeat
+from service.views import Caller
+from tests.live import call
+from tests.stack import Stack
+from tests.test_api import payload
+from tests.test_bots import FULL_SPEED, drain, seat_human
+from workers.player import Outcome
+from workers.turns import bot_queue, job_id, not_before, timeout_job_id
+
+
+@dataclass
+class Now:
+    """A clock the test moves."""
+
+    at: datetime = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+@pytest.fixture
+def app(any_redis: redis.Redis) -> Flask:
+    return web_app(Config(), redis_client=any_redis)
+
+
+def scheduled(services: Services) -> dict[str, datetime]:
+    """The jobs waiting for RQ's scheduler, with when each is due."""
+    registry = ScheduledJobRegistry(queue=bot_queue(services.redis))  # type: ignore[no-untyped-call]
+    entries: list[tuple[bytes, float]] = services.redis.zrange(  # type: ignore[assignment]
+        registry.key, 0, -1, withscores=True
+    )
+    return {name.decode(): datetime.fromtimestamp(score, UTC) for name, score in entries}
+
+
+def release(services: Services) -> None:
+    """What RQ's scheduler does once their time has come: queue every scheduled job."""
+    queue = bot_queue(services.redis)
+    registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]
+    for name in scheduled(services):
+        job = Job.fetch(name, connection=services.redis, serializer=JSONSerializer)
+        registry.remove(job)
+        queue.enqueue_job(job)
+
+
+# -- the clock of a table ---------------------------------------------------------------------
+
+
+def test_a_table_has_the_clock_it_was_created_with(client: FlaskClient) -> None:
+    created = client.post(
+        "/v1/tables", json={"game": "pig10", "seats": 2, "clock": {"turn_seconds": 60}}
+    )
+    assert created.status_code == 201, payload(created)
+    table = payload(created)
+    assert table["clock"] == {**DEFAULT_CLOCK.to_json(), "turn_seconds": 60}
+    assert table["deadlines"] == {}, "an open table waits for nobody's move"
+    default = payload(client.post("/v1/tables", json={"game": "pig10", "seats": 2}))
+    assert default["clock"]["turn_seconds"] == DEFAULT_CLOCK.turn_seconds, "a day per decision"
+
+
+def test_each_seat_waited_for_has_a_deadline_everyone_sees_alike(client: FlaskClient) -> None:
+    created = payload(
+        client.post("/v1/tables", json={"game": "pig10", "seats": 2, "clock": {"turn_seconds": 90}})
+    )
+    url = f"/v1/tables/{created['id']}"
+    tokens = [payload(client.post(f"{url}/seats", json={"name": n}))["token"] for n in "ab"]
+    views = [
+        payload(
+            client.get(url, headers={} if token is None else {"Authorization": f"Bearer {token}"})
+        )
+        for token in [None, *tokens]
+    ]
+    last = payload(client.get(f"{url}/events"))["events"][-1]
+    expected = datetime.fromisoformat(last["meta"]["time"]) + timedelta(seconds=90)
+    for view in views:
+        assert view["deadlines"] == {str(seat): expected.isoformat() for seat in view["to_act"]}
+    assert (
+        payload(client.get(f"{url}/versions/{views[0]['version']}"))["deadlines"]
+        == views[0]["deadlines"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("clock", "status", "kind"),
+    [
+        ({"turn_seconds": 0}, 422, "invalid-clock"),
+        ({"timeouts": 0}, 422, "invalid-clock"),
+        ({"reaction_seconds": 3600}, 422, "invalid-clock"),
+        ({"turn_seconds": "soon"}, 422, "invalid-body"),
+        ({"bank_minutes": 5}, 422, "invalid-body"),
+    ],
+)
+def test_a_bad_clock_creates_nothing(
+    client: FlaskClient, clock: dict[str, Any], status: int, kind: str
+) -> None:
+    answer = client.post("/v1/tables", json={"game": "pig10", "seats": 2, "clock": clock})
+    assert answer.status_code == status
+    assert payload(answer)["type"] == f"/problems/{kind}"
+    assert payload(client.get("/v1/tables")) == []
+
+
+def test_tables_created_before_clocks_have_the_default_one() -> None:
+    upcast = game_created_v2_to_v3({"table": "t", "game": "pig10", "seats": 2})
+    assert upcast["clock"] == DEFAULT_CLOCK.to_json()
+    assert GAME_CREATED == "table.GameCreated"
+
+
+# -- running out of time ----------------------------------------------------------------------
+
+
+def timed_table(any_redis: redis.Redis, clock: dict[str, Any]) -> tuple[Services, Now, str, str]:
+    """Pig 10 on `clock`: a person in seat 0, who moves first, and a bot in seat 1."""
+    now = Now()
+    services = build(any_redis, FULL_SPEED, clock=now)
+    created = services.commands.create(
+        "pig10", 2, {"first_seat": 0}, None, [BotSeat(1, "random")], clock=clock
+    )
+    table_id = str(created.body["id"])
+    return services, now, table_id, seat_human(services, table_id)
+
+
+def test_a_person_out_of_time_gets_a_stand_in_move_then_a_bot(any_redis: redis.Redis) -> None:
+    services, now, table_id, _ = timed_table(any_redis, {"turn_seconds": 30, "timeouts": 2})
+    tables = services.repository.tables
+    timeouts = 0
+    while (table := services.repository.load(table_id).table).result is None:
+        drain(services)
+        table = services.repository.load(table_id).table
+        if table.result is not None or table.seats[0] is None or table.seats[0].player:
+            break
+        assert tables.to_act(table) == [0]
+        deadline = tables.deadlines(table)[0]
+        due = scheduled(services)[timeout_job_id(table_id, table.version, 0)]
+        assert due == not_before(deadline)
+        early = services.player.time_out(table_id, table.version, 0)
+        assert early is Outcome.STALE, "no timeout before the deadline"
+        now.at = deadline
+        assert services.player.time_out(table_id, table.version, 0) is Outcome.SUBSTITUTED
+        assert services.player.time_out(table_id, table.version, 0) is Outcome.STALE, "once"
+        timeouts += 1
+    drain(services)  # the bot now playing seat 0 finishes the game
+    records = services.repository.store.read(table_id, START)
+    substituted = [r.data for r in records if r.type == MOVE_SUBSTITUTED]
+    assert substituted == [{"seat": 0, "reason": "timeout"}] * 2
+    (handed,) = [r.data for r in records if r.type == SEAT_HANDED_TO_BOT]
+    assert handed == {"seat": 0, "bot": "heuristic", "reason": "2 timeouts in a row"}
+    assert services.repository.load(table_id).table.result is not None
+    audit = services.queries.audit(table_id)
+    assert audit["ok"], audit["problems"]
+
+
+def test_a_person_who_moves_again_starts_counting_afresh(any_redis: redis.Redis) -> None:
+    services, now, table_id, _ = timed_table(any_redis, {"turn_seconds": 30, "timeouts": 2})
+    tables = services.repository.tables
+    table = services.repository.load(table_id).table
+    now.at = tables.deadlines(table)[0]
+    assert services.player.time_out(table_id, table.version, 0) is Outcome.SUBSTITUTED
+    drain(services)
+    table = services.repository.load(table_id).table
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    drain(services)
+    table = services.repository.load(table_id).table
+    now.at = tables.deadlines(table)[0]
+    assert services.player.time_out(table_id, table.version, 0) is Outcome.SUBSTITUTED
+    types = [r.type for r in services.repository.store.read(table_id, START)]
+    assert PLAYER_RETURNED in types
+    assert SEAT_HANDED_TO_BOT not in types, "the timeouts were not in a row"
+    assert services.repository.load(table_id).table.seats[0].player is None  # type: ignore[union-attr]
+
+
+# -- bots at a human pace ---------------------------------------------------------------------
+
+
+def test_bots_beside_a_person_wait_for_the_bot_delay(any_redis: redis.Redis) -> None:
+    services = build(any_redis, Config(bot_delay_seconds=1, reaction_seconds=2))
+    created = services.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    seat_human(services, table_id)
+    table = services.repository.load(table_id).table
+    assert bot_queue(services.redis).job_ids == [], "not at once"
+    assert table.changed_at is not None
+    due = scheduled(services)[job_id(table_id, table.version, 1)]
+    assert due == not_before(table.changed_at + timedelta(seconds=1))
+
+
+def test_an_all_bot_table_plays_at_full_speed(any_redis: redis.Redis) -> None:
+    services = build(any_redis, Config(bot_delay_seconds=1, reaction_seconds=2))
+    bots = [BotSeat(0, "random"), BotSeat(1, "random")]
+    table_id = str(services.commands.create("pig10", 2, {}, None, bots).body["id"])
+    assert scheduled(services) == {}
+    drain(services)
+    assert services.repository.load(table_id).table.result is not None
+
+
+def test_no_bot_reacts_at_a_wobble_table_before_the_reaction_time(any_redis: redis.Redis) -> None:
+    services = build(any_redis, Config(bot_delay_seconds=0.5, reaction_seconds=2))
+    tables = services.repository.tables
+    bots = [BotSeat(seat, "random") for seat in (1, 2, 3)]
+    table_id = str(services.commands.create("wobble", 4, {}, None, bots).body["id"])
+    token = seat_human(services, table_id)
+    assert token
+    rng = Random(7)
+    windows = 0
+    for _ in range(400):
+        table = services.repository.load(table_id).table
+        if table.result is not None:
+            break
+        jobs = scheduled(services)
+        window = bool(set(tables.may_act(table)) - set(tables.to_act(table)))
+        assert table.changed_at is not None
+        for seat in table.bots_among(tables.may_act(table)):
+            name = job_id(table_id, table.version, seat)
+            pause = (jobs[name] - table.changed_at).total_seconds()
+            least = 2 if window else 0.5
+            assert least <= pause < least + 1, (window, pause)
+        windows += window
+        if 0 in tables.may_act(table) and (rng.random() < 0.5 or not jobs):
+            move = rng.choice(tables.legal_moves(table, 0))
+            services.commands.move(table_id, Caller(0), move, table.version, None)
+        else:
+            release(services)
+            drain(services)
+    assert windows, "the game opened reaction windows"
+
+
+# -- the whole service ------------------------------------------------------------------------
+
+STALLED = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+"""A person in seat 0, who moves first and never moves, and a bot in seat 1."""
+
+
+def test_embedded_mode_moves_for_a_person_who_walked_away() -> None:
+    """No Redis at all: the process's own scheduler times the absent person out, hands the
+    seat to a bot, and the game ends with an audit that passes."""
+    client = web_app(Config(bot_delay_seconds=0.2)).test_client()
+    body = {
+        **STALLED,
+        "bots": [{"seat": 1, "bot": "random"}],
+        "clock": {"turn_seconds": 1, "timeouts": 2},
+    }
+    table = payload(client.post("/v1/tables", json=body))
+    url = f"/v1/tables/{table['id']}"
+    assert client.post(f"{url}/seats", json={"name": "gone"}).status_code == 201
+    ends = time.monotonic() + 120
+    while (view := payload(client.get(url)))["status"] != "finished":
+        assert time.monotonic() < ends, f"the table stalled at version {view['version']}"
+        time.sleep(0.1)
+    events = payload(client.get(f"{url}/events"))["events"]
+    reasons = [e["data"]["reason"] for e in events if e["type"] == MOVE_SUBSTITUTED]
+    assert reasons == ["timeout", "timeout"]
+    assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
+    assert payload(client.get(f"{url}/audit"))["ok"]
+
+
+@pytest.mark.redis
+def test_the_served_stack_moves_for_a_person_who_walked_away(stack: Stack) -> None:
+    """As the Procfile runs it: gunicorn, and a worker with RQ's scheduler, on a real Redis."""
+    body = {
+        **STALLED,
+        "bots": [{"seat": 1, "bot": "random"}],
+        "clock": {"turn_seconds": 1, "timeouts": 2, "bot_delay_seconds": 0.2},
+    }
+    status, table = call(stack.base, "POST", "/v1/tables", body)
+    assert status == 201, table
+    url = f"/v1/tables/{table['id']}"
+    assert call(stack.base, "POST", f"{url}/seats", {"name": "gone"})[0] == 201
+    ends = time.monotonic() + 120
+    while (view := call(stack.base, "GET", url)[1])["status"] != "finished":
+        stack.check_alive()
+        assert time.monotonic() < ends, f"stalled at {view['version']}:\n{stack.worker_logs()}"
+        time.sleep(0.2)
+    events = call(stack.base, "GET", f"{url}/events")[1]["events"]
+    assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
+    assert call(stack.base, "GET", f"{url}/audit")[1]["ok"]
+
+
+# -- leaving ----------------------------------------------------------------------------------
+
+
+def test_a_person_who_leaves_is_replaced_by_a_bot_for_good(any_redis: redis.Redis) -> None:
+    services, _, table_id, _ = timed_table(any_redis, {})
+    table = services.commands.leave(table_id, Caller(0)).body
+    assert table["seats"][0]["bot"] == "heuristic"
+    drain(services)  # both seats are bots now: the game plays itself to the end
+    records = services.repository.store.read(table_id, START)
+    handed = [(r.data, r.meta["seat"]) for r in records if r.type == SEAT_HANDED_TO_BOT]
+    assert handed == [({"seat": 0, "bot": "heuristic", "reason": "left"}, 0)]
+    assert services.repository.load(table_id).table.result is not None
+    audit = services.queries.audit(table_id)
+    assert audit["ok"], audit["problems"]
+
+
+def test_a_table_nobody_sits_down_at_expires(any_redis: redis.Redis) -> None:
+    services = build(any_redis, replace(FULL_SPEED, open_table_seconds=600))
+    table_id = str(services.commands.create("pig10", 3, {}, None).body["id"])
+    created = services.repository.load(table_id).table
+    seat_human(services, table_id)  # each seat taken gives the table its time again
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    due = scheduled(services)[f"expire-{table_id}"]
+    assert due == not_before(table.changed_at + timedelta(seconds=600))
+    assert services.player.expire(table_id, created.version) is Outcome.STALE
+    assert services.player.expire(table_id, table.version) is Outcome.PLAYED
+    assert services.repository.load(table_id).table.status.value == "expired"
+    with pytest.raises(SeatUnavailable, match="expired"):
+        seat_human(services, table_id)
+    assert services.player.expire(table_id, table.version + 1) is Outcome.STALE, "once"
+    assert services.queries.list_tables("expired", None, 10).body[0]["id"] == table_id
+
+
+def test_a_time_bank_is_spent_by_each_decision_and_topped_up(any_redis: redis.Redis) -> None:
+    services, now, table_id, _ = timed_table(
+        any_redis, {"bank_seconds": 100, "increment_seconds": 5, "timeouts": 5}
+    )
+    tables = services.repository.tables
+
+    def deadline() -> datetime:
+        table = services.repository.load(table_id).table
+        assert table.changed_at is not None
+        return tables.deadlines(table)[0]
+
+    def banks() -> list[Any]:
+        records = services.repository.store.read(table_id, START)
+        return [r.data["bank"] for r in records if r.type == CLOCK_CHARGED and r.data["seat"] == 0]
+
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    assert deadline() == table.changed_at + timedelta(seconds=100)
+    now.at = table.changed_at + timedelta(seconds=30)
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    assert banks() == [75.0], "100 s, less 30 spent, plus 5"
+    drain(services)
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    assert deadline() == table.changed_at + timedelta(seconds=75)
+    now.at = deadline()
+    assert services.player.time_out(table_id, table.version, 0) is Outcome.SUBSTITUTED
+    assert banks() == [75.0, 5.0], "a timeout spends the whole bank; the increment is added"
+    services.commands.leave(table_id, Caller(0))
+    drain(services)
+    assert services.repository.load(table_id).table.result is not None
+    audit = services.queries.audit(table_id)
+    assert audit["ok"], audit["problems"]
