@@ -41,6 +41,7 @@ def call(
         with urllib.request.urlopen(request, timeout=10) as response:
             return response.status, json.load(response)
     except urllib.error.HTTPError as error:
-        problem = json.load(error)
+        with error:  # its body is the open connection: close it, as a with-block does above
+            problem = json.load(error)
         problem["content_type"] = error.headers["Content-Type"]
         return error.code, problem
