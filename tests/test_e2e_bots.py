@@ -400,6 +400,7 @@ def test_a_late_webhook_is_replaced_for_that_turn_only(stack: Stack) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(forged, timeout=5)
         assert refused.value.code == 401, "the example refuses a request signed with another key"
+        refused.value.close()
     finally:
         output = bot.stop()
     substituted = [event for event in events if event["type"] == SUBSTITUTED]
