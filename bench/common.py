@@ -7,6 +7,7 @@ The scripts are run as files (`python bench/<script>.py`), so each puts the repo
 from __future__ import annotations
 
 import argparse
+import socket
 import statistics
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -46,6 +47,14 @@ def scratch_redis(url: str) -> Iterator[redis.Redis]:
     finally:
         client.flushdb()
         client.close()
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 def median(samples: Sequence[float]) -> float:

@@ -11,7 +11,6 @@ from `--clients` threads at once, each on a game of its own, as web processes do
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
-from bench.common import median, p99, parser, print_table
+from bench.common import free_port, median, p99, parser, print_table
 from bench.store import META, event
 from events.envelope import START
 from events.store import Appended, EventStore
@@ -33,13 +32,6 @@ from events.store import Appended, EventStore
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "deploy" / "redis.conf"
 MODES = ("everysec", "always")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager

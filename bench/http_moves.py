@@ -19,7 +19,6 @@ import json
 import math
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -37,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
-from bench.common import median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.common import free_port, median, p99, parser, print_table, ratio, scratch_redis, verdict
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,13 +307,6 @@ def run(clients: int, window: Window, work: Worker, meter: CpuMeter) -> tuple[li
     for thread in threads:
         thread.join()
     return tallies, used[1] - used[0]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @contextmanager
