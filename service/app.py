@@ -11,6 +11,7 @@ from typing import Any
 import redis
 from flask import Flask, Response
 from flask_limiter import Limiter
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from domain.catalogue import BotCatalogue
 from service.client import CONTENT_SECURITY_POLICY, client
@@ -52,6 +53,9 @@ def create_app(
     app.register_blueprint(api)
     app.register_blueprint(client)
     limit_routes(app, limiter, config)
+    if config.trusted_proxies:
+        # The client's address, as the trusted proxies saw it, is what rate limits count.
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=config.trusted_proxies)  # type: ignore[method-assign]
     register_error_handlers(app)
 
     @app.after_request

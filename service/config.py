@@ -42,6 +42,10 @@ class Config:
     signing_key: str | None = None
     """The Ed25519 private key (32 bytes, base64 or hex) signing export bundles; required with
     a Redis URL, as every web process must sign with the same key. Embedded, None makes one."""
+    trusted_proxies: int = 0
+    """How many proxies in front of the service set `X-Forwarded-For`
+    (`SPIELTISCH_TRUSTED_PROXIES`): with 0 the header is ignored and a client is its connection's
+    address."""
     rate_limits: bool = True
     """Whether the limits below are enforced (`SPIELTISCH_RATE_LIMITS=off` turns them off)."""
     limit_tables: str = "30/second"
@@ -90,6 +94,7 @@ class Config:
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
             receipts_ttl_seconds=int(number("RECEIPTS_TTL", cls.receipts_ttl_seconds)),
             signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
+            trusted_proxies=int(number("TRUSTED_PROXIES", cls.trusted_proxies)),
             rate_limits=environ.get("SPIELTISCH_RATE_LIMITS", "on").lower() != "off",
             limit_tables=environ.get("SPIELTISCH_LIMIT_TABLES", cls.limit_tables),
             limit_seats=environ.get("SPIELTISCH_LIMIT_SEATS", cls.limit_seats),

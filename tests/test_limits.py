@@ -9,6 +9,7 @@ import fakeredis
 import pytest
 import redis
 from flask import Flask
+from flask.testing import FlaskClient
 
 from bootstrap import web_app
 from service.config import Config
@@ -86,3 +87,27 @@ def test_limits_can_be_turned_off() -> None:
     answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(5)]
     assert {answer.status_code for answer in answers} == {201}
     assert "RateLimit-Limit" not in answers[0].headers
+
+
+def test_behind_trusted_proxies_each_forwarded_client_has_its_own_count() -> None:
+    def tables_opened(client: FlaskClient, addresses: list[str]) -> list[int]:
+        return [
+            client.post(
+                "/v1/tables",
+                json={"game": "pig10", "seats": 2},
+                headers={"X-Forwarded-For": address},
+            ).status_code
+            for address in addresses
+        ]
+
+    one_each = "1/minute"
+    behind = tight_app(fakeredis.FakeRedis(), limit_tables=one_each, trusted_proxies=1)
+    assert tables_opened(behind.test_client(), ["192.0.2.1", "192.0.2.2", "192.0.2.1"]) == [
+        201,
+        201,
+        429,
+    ]
+    direct = tight_app(fakeredis.FakeRedis(), limit_tables=one_each)
+    assert tables_opened(direct.test_client(), ["192.0.2.1", "192.0.2.2"]) == [201, 429], (
+        "without trusted proxies the header is ignored: anyone could forge it"
+    )
