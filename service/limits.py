@@ -7,7 +7,6 @@ A refusal is `429 rate-limited` problem details with `Retry-After` and the `Rate
 
 from __future__ import annotations
 
-import hashlib
 from typing import cast
 
 from flask import Flask, request
@@ -16,6 +15,7 @@ from flask_limiter import HeaderNames, Limiter
 from flask_limiter.util import get_remote_address
 
 from service.config import Config
+from service.tables import token_hash
 
 HEADERS = {
     HeaderNames.LIMIT: "RateLimit-Limit",
@@ -52,7 +52,7 @@ def by_seat() -> str:
     token = request.headers.get("Authorization")
     if token is None:
         return f"address:{get_remote_address()}"
-    return "seat:" + hashlib.sha256(token.encode()).hexdigest()
+    return "seat:" + token_hash(token)
 
 
 def limit_routes(app: Flask, limiter: Limiter, config: Config) -> None:
