@@ -64,6 +64,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
 
   const banner = h("p", { class: "banner", id: "turn" });
   const feedback = h("p", { class: "feedback", role: "alert" });
+  // A lost race (the table moved on between reading it and the click) is news, not an error.
+  const notice = h("p", { class: "notice", role: "status" });
   const seats = h("ol", { class: "seat-list", "aria-label": "Seats and scores" });
   const board = h("div", { class: "board" });
   const choices = h("div", { class: "choices", role: "group", "aria-label": "Your moves" });
@@ -74,7 +76,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const howToPlay = h("a", { href: "#/" }, "How to play");
   main.replaceChildren(h("section", { class: "table-page" },
     h("div", { class: "title-row" }, title, connection),
-    banner, feedback,
+    banner, feedback, notice,
     h("div", { class: "layout" },
       h("aside", {}, h("h2", {}, "Seats"), seats,
         heldNumbers.length > 1 ? seatSwitcher(tableId, heldNumbers, seat) : null,
@@ -166,6 +168,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     if (sending) return;
     sending = true;
     feedback.textContent = "";
+    notice.textContent = "";
     renderPicks(shown.picker, shown.legal);
     try {
       const answer = await api(`/tables/${tableId}/moves`, {
@@ -177,7 +180,11 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       shown = { ...shown, table: answer.table, legal: null, picker: null };
       announce(`You: ${option.label}`);
     } catch (error) {
-      feedback.textContent = `Move refused: ${error.message}`;
+      if (error instanceof ApiError && error.problem.type?.endsWith("/stale-version")) {
+        notice.textContent = "The table moved on before your move arrived; nothing was played. Choose again.";
+      } else {
+        feedback.textContent = `Move refused: ${error.message}`;
+      }
       shown.picker?.clear();
     } finally {
       sending = false;
