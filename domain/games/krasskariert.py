@@ -22,7 +22,7 @@ from random import Random
 
 from domain import multiset
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
+from domain.rules import FIRST_SEAT, JSON, Event, FoldsAfterDeciding, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat
 
 X, DRAW, STOP = 13, 14, 15
@@ -351,7 +351,7 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     return kind, move
 
 
-class KrassKariert:
+class KrassKariert(FoldsAfterDeciding):
     """Krass Kariert behind the rules contract."""
 
     info = INFO

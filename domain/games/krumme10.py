@@ -27,7 +27,18 @@ from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    DecidesBySteps,
+    Decision,
+    Event,
+    GameInfo,
+    Option,
+    OptionError,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat
 
 PINK_FOUR = 6
@@ -567,21 +578,6 @@ UPCASTS = (("TargetHit", 1, target_hit_v1_to_v2),)
 """Every schema step of Krumme10's events: (type, from version, function)."""
 
 
-class _Log:
-    """The events decided so far and the state they lead to."""
-
-    __slots__ = ("events", "state")
-
-    def __init__(self, state: State) -> None:
-        self.events: list[Event] = []
-        self.state = state
-
-    def emit(self, type_: str, data: dict[str, JSON]) -> None:
-        event = Event(type_, data, EVENT_VERSIONS.get(type_, 1))
-        self.events.append(event)
-        self.state = EVOLVERS[type_](self.state, data)
-
-
 def step_error(state: State) -> RuleError:
     """The rule a move of the wrong kind for the current step breaks."""
     if state.phase == DIRECTION:
@@ -597,7 +593,7 @@ def step_error(state: State) -> RuleError:
     return RuleError("play-one-card", "play exactly one of your cards, normally or flipped")
 
 
-def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
+def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
@@ -606,7 +602,7 @@ def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
     total, target = landing(state.total, state.target, face)
-    log.emit(
+    log.add(
         "CardPlayed",
         {
             "seat": seat,
@@ -620,7 +616,7 @@ def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
     )
 
 
-def _steal(log: _Log, seat: int, card_id: int) -> None:
+def _steal(log: Decision[State], seat: int, card_id: int) -> None:
     state = log.state
     if state.phase != CHOICE or state.display[-1].card.face != 1:
         raise RuleError("steal-with-a-1", "only a 1 that just landed lets you steal")
@@ -630,7 +626,7 @@ def _steal(log: _Log, seat: int, card_id: int) -> None:
             "steal-from-another-player", f"card {card_id} is not in front of another player"
         )
     total, target = landing(state.total, state.target, card.back)
-    log.emit(
+    log.add(
         "CardStolen",
         {
             "seat": seat,
@@ -657,7 +653,7 @@ def _scored_face(card: Card, flip: bool) -> dict[str, JSON]:
     return {"card": card.id, "flip": flip, "face": VALUE[face], "pink": face == PINK_FOUR}
 
 
-def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
+def _score(log: Decision[State], seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
     state = log.state
     if state.phase != CHOICE or state.total != state.target:
         raise RuleError(
@@ -672,7 +668,7 @@ def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> N
     # krumme10.md: every card added to points may be flipped, each jackpot pink 4 included.
     scored = _scored_face(state.display[-1].card, flip)
     pinks = [_scored_face(card, card.id in jackpot_flips) for card in jackpot]
-    log.emit(
+    log.add(
         "TargetHit",
         {
             "seat": seat,
@@ -684,22 +680,22 @@ def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> N
     )
 
 
-def _pass(log: _Log, seat: int) -> None:
+def _pass(log: Decision[State], seat: int) -> None:
     state = log.state
     if state.phase == FOUL:
-        log.emit("FoulPassed", {"seat": seat})
+        log.add("FoulPassed", {"seat": seat})
     elif state.phase == CHOICE and state.total < state.target:
-        log.emit("StealDeclined", {"seat": seat})
+        log.add("StealDeclined", {"seat": seat})
     else:
         raise step_error(state)
 
 
-def _direction(log: _Log, seat: int, reverse: bool) -> None:
+def _direction(log: Decision[State], seat: int, reverse: bool) -> None:
     state = log.state
     if state.phase != DIRECTION:
         raise RuleError("pink-4-direction", "only a pink 4 that just landed lets you reverse")
     direction = -state.direction if reverse else state.direction
-    log.emit("DirectionChosen", {"seat": seat, "reverse": reverse, "direction": direction})
+    log.add("DirectionChosen", {"seat": seat, "reverse": reverse, "direction": direction})
 
 
 def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
@@ -711,7 +707,7 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     return tuple(card for card in hand if VALUE[card.face] == lowest)
 
 
-def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> None:
+def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: Chance) -> None:
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
@@ -723,7 +719,7 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> 
             "foul-lowest-card", "below 15 a foul scorer scores their lowest card (by up face)"
         )
     face = card.back if flip else card.face
-    log.emit(
+    log.add(
         "FoulScored",
         {
             "seat": seat,
@@ -738,34 +734,34 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> 
         _draw(log, seat, rng)
 
 
-def _show_top(log: _Log, rng: Chance) -> None:
+def _show_top(log: Decision[State], rng: Chance) -> None:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
     state = log.state
     if state.draw_pile_size:
         face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
-        log.emit("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
+        log.add("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
 
 
-def _draw(log: _Log, seat: int, rng: Chance) -> bool:
+def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
     if log.state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
     assert log.state.draw_top is not None
-    log.emit("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
+    log.add("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
     _show_top(log, rng)
     state = log.state
     if state.draw_pile_size or state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
-        log.emit("DiscardReshuffled", {"cards": len(state.discarded)})
+        log.add("DiscardReshuffled", {"cards": len(state.discarded)})
         _show_top(log, rng)
         if log.state.draw_pile_size:
             return True
-    log.emit("GameEnded", {"reason": "draw-pile-empty"})
+    log.add("GameEnded", {"reason": "draw-pile-empty"})
     return False
 
 
-def _foul(log: _Log) -> None:
+def _foul(log: Decision[State]) -> None:
     state = log.state
     assert state.turn is not None
     scorers = [
@@ -773,7 +769,7 @@ def _foul(log: _Log) -> None:
         for seat in seats_after(state.turn, state.players, state.direction)
         if state.hands[seat] and not same_team(state, seat, state.turn)
     ]
-    log.emit(
+    log.add(
         "Fouled",
         {
             "seat": state.turn,
@@ -785,7 +781,7 @@ def _foul(log: _Log) -> None:
     )
 
 
-def _end_turn(log: _Log, rng: Chance) -> None:
+def _end_turn(log: Decision[State], rng: Chance) -> None:
     """Everyone draws back to three, the mover last; then the next seat that can play moves."""
     state = log.state
     mover = state.turn
@@ -797,12 +793,12 @@ def _end_turn(log: _Log, rng: Chance) -> None:
     state = log.state
     for seat in (*seats_after(mover, state.players, state.direction), mover):
         if state.hands[seat]:
-            log.emit("TurnPassed", {"seat": seat})
+            log.add("TurnPassed", {"seat": seat})
             return
-    log.emit("GameEnded", {"reason": "cards-gone"})
+    log.add("GameEnded", {"reason": "cards-gone"})
 
 
-def _advance(log: _Log, rng: Chance) -> None:
+def _advance(log: Decision[State], rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
         if log.state.phase == FOULED:
@@ -816,7 +812,7 @@ def _advance(log: _Log, rng: Chance) -> None:
 # --- the game ------------------------------------------------------------------------------------
 
 
-class Krumme10:
+class Krumme10(DecidesBySteps):
     """Krumme10 behind the rules contract."""
 
     info: GameInfo = INFO
@@ -844,7 +840,9 @@ class Krumme10:
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
-        log = _Log(reduce(evolve, events, self.initial_state(players, options)))
+        log = Decision(
+            evolve, reduce(evolve, events, self.initial_state(players, options)), EVENT_VERSIONS
+        )
         _show_top(log, rng)
         return [*events, *log.events]
 
@@ -909,11 +907,11 @@ class Krumme10:
             ]
         return moves
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         parsed = parse_move(move)
         if seat not in self.to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
-        log = _Log(state)
+        log = Decision(evolve, state, EVENT_VERSIONS)
         match parsed.type:
             case "play":
                 _play(log, seat, parsed.card, parsed.flag)
@@ -928,7 +926,7 @@ class Krumme10:
             case _:
                 _pass(log, seat)
         _advance(log, rng)
-        return log.events
+        return log.outcome()
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         # Nobody sees a down face, so every seat sees what a spectator sees.

@@ -18,7 +18,17 @@ from random import Random
 from typing import TypeVar
 
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    Event,
+    FoldsAfterDeciding,
+    GameInfo,
+    Option,
+    OptionError,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat, winners_by
 
 COLOURS = ("red", "yellow", "blue", "black")
@@ -347,7 +357,7 @@ def _parse(move: JSON) -> Mapping[str, JSON]:
     return move
 
 
-class RollnBump:
+class RollnBump(FoldsAfterDeciding):
     """Roll'n Bump behind the rules contract."""
 
     info = INFO
