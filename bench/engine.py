@@ -3,9 +3,10 @@
 Each action is what a server does for one move: list the acting seat's legal moves, pick one,
 decide it and reach the state its events lead to (`step`: decide and evolve through the rules
 contract). No Redis, no HTTP. The reference is RLCard's UNO environment stepped by its random
-agents (install it with `pip install -e '.[bench]'`), measured in slices that alternate with each game's, so that a busy moment of the machine weighs on
-both sides of a ratio; each row gives the min/median/max of the ratios over the repeats. The
-target is at least the reference's actions per second (ratio 1.0), the moonshot twice it.
+agents (install it with `pip install -e '.[bench]'`), measured in slices that alternate with each
+game's, so that a busy moment of the machine weighs on both sides of a ratio; each row gives the
+min/median/max of the ratios over the repeats. The target is at least the reference's actions
+per second (ratio 1.0), the moonshot twice it.
 
     python bench/engine.py [--game krumme10] [--seconds 1] [--repeats 5] [--smoke]
 """

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
+from domain.frozen import replace
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -221,13 +222,6 @@ STATE_FIELDS = {field.name for field in fields(State)}
 # --- small helpers -------------------------------------------------------------------------------
 
 
-def _replace(state: State, **changes: object) -> State:
-    """`dataclasses.replace` without re-running `__init__`: evolve is the engine's hot path."""
-    changed = object.__new__(State)
-    changed.__dict__.update(state.__dict__, **changes)
-    return changed
-
-
 def _state(**values: object) -> State:
     """A `State` of every field, without `__init__`'s cost: `sample` is the search's hot path."""
     assert values.keys() == STATE_FIELDS
@@ -311,7 +305,7 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
 def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> State:
     """`state` after `seat` won `cards` worth `points`."""
     scores = state.scores
-    return _replace(
+    return replace(
         state,
         scores=(*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
         won=_with(state.won, seat, state.won[seat] + cards),
@@ -348,7 +342,7 @@ def _others_hold_cards(state: State, seat: int) -> bool:
 
 def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
     cards = [_card_from_json(card) for card in data["cards"]]
-    return _replace(
+    return replace(
         state,
         hands=_with(state.hands, data["seat"], tuple(cards)),
         draw_pile=_count_kinds(state.draw_pile, cards, -1),
@@ -357,16 +351,16 @@ def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=data["seat"], phase=PLAY)
+    return replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _land(state: State, placed: Placed, data: Mapping[str, JSON]) -> State:
-    landed = _replace(
+    landed = replace(
         state, display=(*state.display, placed), total=data["total"], target=data["target"]
     )
     face = placed.card.face
     phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
-    return _replace(landed, phase=phase)
+    return replace(landed, phase=phase)
 
 
 def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
@@ -374,7 +368,7 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     placed = Placed(card.flipped() if data["flip"] else card, seat)
-    return _land(_replace(state, hands=_with(state.hands, seat, hand)), placed, data)
+    return _land(replace(state, hands=_with(state.hands, seat, hand)), placed, data)
 
 
 def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
@@ -382,20 +376,20 @@ def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[owner], data["card"])
     assert card is not None
     placed = Placed(card.flipped(), data["seat"], owner)
-    return _land(_replace(state, hands=_with(state.hands, owner, hand)), placed, data)
+    return _land(replace(state, hands=_with(state.hands, owner, hand)), placed, data)
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    turned = _replace(state, direction=data["direction"])
-    return _replace(turned, phase=_outcome_phase(turned, may_steal=False))
+    turned = replace(state, direction=data["direction"])
+    return replace(turned, phase=_outcome_phase(turned, may_steal=False))
 
 
 def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, phase=DRAWING)
+    return replace(state, phase=DRAWING)
 
 
 def _cleared(state: State, discarded: list[Card]) -> State:
-    return _replace(
+    return replace(
         state,
         discarded=(*state.discarded, *discarded),
         display=(),
@@ -417,12 +411,12 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
             discarded.append(card)
     points = data["points"] + data["jackpot_points"]
     scored = _scored(state, data["seat"], tuple(won), points)
-    return _cleared(_replace(scored, phase=DRAWING), discarded)
+    return _cleared(replace(scored, phase=DRAWING), discarded)
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
     scorers = tuple(data["scorers"])
-    fouled = _replace(
+    fouled = replace(
         state,
         foul_scorers=scorers,
         foul_any_card=data["any_card"],
@@ -433,7 +427,7 @@ def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
 
 def _next_foul_scorer(state: State) -> State:
     rest = state.foul_scorers[1:]
-    return _replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
+    return replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
 
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
@@ -441,7 +435,7 @@ def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     won = card.flipped() if data["flip"] else card
-    played = _replace(state, hands=_with(state.hands, seat, hand))
+    played = replace(state, hands=_with(state.hands, seat, hand))
     return _next_foul_scorer(_scored(played, seat, (won,), data["points"]))
 
 
@@ -451,7 +445,7 @@ def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     seat, card = data["seat"], _card_from_json(data["card"])
-    return _replace(
+    return replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
         draw_pile=_count_kinds(state.draw_pile, [card], -1),
@@ -462,11 +456,11 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> State:
     card = _card_from_json(data["card"])
-    return _replace(state, draw_top=card, next_id=card.id + 1)
+    return replace(state, draw_top=card, next_id=card.id + 1)
 
 
 def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(
+    return replace(
         state,
         draw_pile=state.discard_pile,
         discarded=(),
@@ -476,11 +470,11 @@ def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_turn_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=data["seat"], phase=PLAY)
+    return replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _on_game_ended(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=None, phase=OVER, foul_scorers=())
+    return replace(state, turn=None, phase=OVER, foul_scorers=())
 
 
 EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], State]] = {
@@ -1025,7 +1019,7 @@ class Krumme10(DecidesBySteps):
             return card if card.revealed else card._replace(back=take(backs[card.face], rng))
 
         new_top = [rebacked(card) for card in top]
-        return _replace(
+        return replace(
             state,
             hands=tuple(tuple(map(rebacked, hand)) for hand in state.hands),
             display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),

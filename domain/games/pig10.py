@@ -8,12 +8,13 @@ with the rng `decide` is given, so no future card exists in the state before it 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import exp, sqrt
 from random import Random
 
 from domain import multiset
 from domain.chance import Chance
+from domain.frozen import replace
 from domain.rules import FIRST_SEAT, JSON, Event, FoldsAfterDeciding, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat, winners_by
 

@@ -10,7 +10,7 @@ so no hidden order exists in the state and nothing in it is secret.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from itertools import product
 from math import exp
@@ -18,6 +18,7 @@ from random import Random
 from typing import TypeVar
 
 from domain.chance import Chance
+from domain.frozen import replace
 from domain.rules import (
     FIRST_SEAT,
     JSON,

@@ -21,9 +21,9 @@ from functools import cache
 from itertools import chain, repeat
 from math import exp, sqrt
 from random import Random
-from typing import Any, TypeVar
 
 from domain.chance import Chance
+from domain.frozen import replace
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -328,15 +328,6 @@ class State:
 
 
 # -- small pure helpers ---------------------------------------------------------------------------
-
-Frozen = TypeVar("Frozen", State, Attack)
-
-
-def replace(frozen: Frozen, **changes: Any) -> Frozen:
-    """`dataclasses.replace` without its per-call field checks, which dominated playouts."""
-    copy = object.__new__(type(frozen))
-    copy.__dict__.update(frozen.__dict__, **changes)
-    return copy
 
 
 def _remove(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
