@@ -119,8 +119,8 @@ def main() -> None:
                 f"{median(rates):,.0f}",
                 str(games),
                 f"{min(ratios):.2f} / {median(ratios):.2f} / {max(ratios):.2f}",
-                verdict(min(ratios) >= TARGET),
-                verdict(min(ratios) >= MOONSHOT),
+                verdict(median(ratios) >= TARGET),
+                verdict(median(ratios) >= MOONSHOT),
             ]
         )
     print_table(

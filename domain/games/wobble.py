@@ -944,9 +944,9 @@ class Wobble(DecidesBySteps):
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         move = self._parse(move)
-        if seat not in self.may_act(state):
-            raise self._out_of_turn(state, seat)
         if move not in self.legal_moves(state, seat):
+            if seat not in self.may_act(state):
+                raise self._out_of_turn(state, seat)
             raise self._illegal(state, seat, move)
         events = Decision(self.evolve, state)
         kind = move["type"]
@@ -1080,9 +1080,9 @@ class Wobble(DecidesBySteps):
 
     @staticmethod
     def _parse(move: JSON) -> dict[str, JSON]:
-        shapes = ", ".join(sorted(MOVE_FIELDS))
         kind = move.get("type") if isinstance(move, Mapping) else None
         if not isinstance(kind, str) or kind not in MOVE_FIELDS:
+            shapes = ", ".join(sorted(MOVE_FIELDS))
             raise RuleError("move-format", f'a Wobble move is {{"type": ...}}, one of: {shapes}')
         required, optional = MOVE_FIELDS[move["type"]]
         fields = set(move) - {"type"}
