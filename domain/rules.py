@@ -6,10 +6,11 @@ through these functions, and clients only ever see what `view` and `redact` let 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from random import Random
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from domain.chance import Chance
 
@@ -189,6 +190,14 @@ class Rules(Protocol[State]):
         """Validate `move` and return its events; raise `RuleError` naming the broken rule."""
         ...
 
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
+        """`decide`, and the state its events lead to: what folding them with `evolve` gives.
+
+        Whoever needs both (the table, the search bots, the engine bench) calls this, so that a
+        game which folds its events while deciding them does not fold them twice.
+        """
+        ...
+
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         """What `seat` (None: a spectator) may see of `state`."""
         ...
@@ -240,3 +249,80 @@ class Rules(Protocol[State]):
         Search bots use it where they stop looking ahead.
         """
         ...
+
+
+Rules_ = TypeVar("Rules_")
+
+
+def remembers_last_answer(
+    legal_moves: Callable[[Rules_, State, int], list[JSON]],
+) -> Callable[[Rules_, State, int], list[JSON]]:
+    """`legal_moves` answering a repeated question about the same state from memory.
+
+    A move is listed and then decided on the same state, and deciding checks the move against
+    that same list: remembering the last answer computes it once. States never change once built,
+    so the same object means the same answer. The memory is one tuple replaced whole, which
+    threads may share.
+    """
+    last: tuple[object, int, tuple[JSON, ...]] | None = None
+
+    @functools.wraps(legal_moves)
+    def remembered(rules: Rules_, state: State, seat: int) -> list[JSON]:
+        nonlocal last
+        known = last
+        if known is not None and known[0] is state and known[1] == seat:
+            return list(known[2])
+        answer = legal_moves(rules, state, seat)
+        last = (state, seat, tuple(answer))
+        return answer
+
+    return remembered
+
+
+class Decision(Generic[State]):
+    """The events a move causes, and the state they lead to, folded as each one is added.
+
+    Rules whose later events depend on the earlier ones' outcome (a draw after a reshuffle, a
+    round's end after the last card) decide with one of these and answer `step` from it.
+    """
+
+    __slots__ = ("_evolve", "_versions", "events", "state")
+
+    def __init__(
+        self,
+        evolve: Callable[[State, Event], State],
+        state: State,
+        versions: Mapping[str, int] | None = None,
+    ) -> None:
+        self.events: list[Event] = []
+        self.state = state
+        self._evolve = evolve
+        self._versions = versions or {}
+
+    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
+        """Record the event `type_` with `data` (at its current schema version) and fold it."""
+        event = Event(type_, data, self._versions.get(type_, 1))
+        self.events.append(event)
+        self.state = self._evolve(self.state, event)
+
+    def outcome(self) -> tuple[list[Event], State]:
+        return self.events, self.state
+
+
+class FoldsAfterDeciding:
+    """`step` for rules whose `decide` returns events without folding them all itself."""
+
+    def step(self, state: Any, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], Any]:
+        rules = cast("Rules[Any]", self)
+        events = rules.decide(state, seat, move, rng)
+        for event in events:
+            state = rules.evolve(state, event)
+        return events, state
+
+
+class DecidesBySteps:
+    """`decide` for rules that decide by `step`, folding as they go: its events alone."""
+
+    def decide(self, state: Any, seat: int, move: JSON, rng: Chance) -> list[Event]:
+        events, _ = cast("Rules[Any]", self).step(state, seat, move, rng)
+        return events

@@ -202,6 +202,5 @@ class SearchBot:
 
 
 def play(rules: Rules[Any], state: Any, seat: int, move: JSON, rng: Random) -> Any:
-    for event in rules.decide(state, seat, move, rng):
-        state = rules.evolve(state, event)
-    return state
+    _, after = rules.step(state, seat, move, rng)
+    return after

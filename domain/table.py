@@ -438,10 +438,7 @@ class Tables:
         if command.seat not in rules.may_act(table.state):
             raise NotYourTurn(f"seat {command.seat} may not act now")
         rng = rng_at(seed, table.entropy, table.version + 1, table.chance)
-        events = rules.decide(table.state, command.seat, command.move, rng)
-        state = table.state
-        for event in events:
-            state = rules.evolve(state, event)
+        events, state = rules.step(table.state, command.seat, command.move, rng)
         wired = [self._wire(table, event) for event in events]
         seat = command.seat
         if command.substituted is not None:

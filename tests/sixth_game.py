@@ -20,7 +20,16 @@ from domain.bots import Turn
 from domain.chance import Chance
 from domain.game import Game
 from domain.registry import GameRegistry, default_registry
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, Result, RuleError
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    Event,
+    FoldsAfterDeciding,
+    GameInfo,
+    Option,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat
 
 T = TypeVar("T")
@@ -55,7 +64,7 @@ class State:
         return next((seat for seat, at in enumerate(self.positions) if at >= self.goal), None)
 
 
-class Sprint:
+class Sprint(FoldsAfterDeciding):
     """Sprint behind the rules contract."""
 
     info = INFO

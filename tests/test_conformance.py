@@ -402,3 +402,31 @@ def test_evaluations_are_win_shares(playouts: tuple[AnyRules, list[tuple[int, Pl
         result = rules.result(playout.final)
         assert result is not None
         assert rules.evaluate(playout.final) == pytest.approx(result.shares())
+
+
+def test_step_is_decide_then_fold(playouts: tuple[AnyRules, list[tuple[int, Playout]]]) -> None:
+    """`step` answers what `decide` and folding its events with `evolve` would: the same events,
+    and a state equal to theirs (games that fold while deciding must not fold differently)."""
+    rules, games = playouts
+    for seed, playout in games[:3]:
+        chance = b"conformance" + seed.to_bytes(4, "big")
+        for number, step in enumerate(playout.steps, start=1):
+            events, after = rules.step(
+                step.before, step.seat, step.move, rng_at(chance, (), number)
+            )
+            assert events == step.events
+            assert after == step.after
+
+
+def test_listing_moves_again_gives_a_list_of_ones_own(
+    playouts: tuple[AnyRules, list[tuple[int, Playout]]],
+) -> None:
+    """Asking twice about one state answers the same, and a caller changing its list changes
+    nothing the next caller gets (legal moves may be remembered between the two questions)."""
+    rules, games = playouts
+    for step in games[0][1].steps[:200]:
+        first = rules.legal_moves(step.before, step.seat)
+        expected = list(first)
+        first.clear()
+        assert rules.legal_moves(step.before, step.seat) == expected
+        assert step.move in expected

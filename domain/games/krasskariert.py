@@ -14,7 +14,7 @@ of this hand are indistinguishable to everyone), and every draw picks from it wi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from itertools import product
 from math import exp
@@ -22,7 +22,17 @@ from random import Random
 
 from domain import multiset
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
+from domain.frozen import replace
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    DecidesBySteps,
+    Decision,
+    Event,
+    GameInfo,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat, next_seat
 
 X, DRAW, STOP = 13, 14, 15
@@ -104,7 +114,7 @@ class Play:
     rank: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class State:
     chips: tuple[int, ...]
     hands: tuple[tuple[int, ...], ...]
@@ -138,37 +148,6 @@ class State:
     def known_in(self, seat: int) -> tuple[int, ...]:
         """What everyone knows of `seat`'s hand, position by position."""
         return self.known[seat] if self.known else (HIDDEN,) * len(self.hands[seat])
-
-
-def _turn_taken(
-    state: State,
-    *,
-    hands: tuple[tuple[int, ...], ...],
-    reserves: tuple[tuple[int, ...], ...],
-    trick: tuple[Play, ...],
-    turn: int | None,
-    waiting: tuple[int, ...],
-    known: tuple[tuple[int, ...], ...],
-) -> State:
-    """`state` after a play or a pass: the hot path, built directly (`replace` is slow)."""
-    return State(
-        chips=state.chips,
-        hands=hands,
-        reserves=reserves,
-        unseen=state.unseen,
-        draw_pile=state.draw_pile,
-        hand_number=state.hand_number,
-        leader=state.leader,
-        turn=turn,
-        waiting=waiting,
-        trick=trick,
-        trick_winner=state.trick_winner,
-        drawn=state.drawn,
-        draws_left=state.draws_left,
-        losers=state.losers,
-        out=state.out,
-        known=known,
-    )
 
 
 def _with(
@@ -351,7 +330,7 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     return kind, move
 
 
-class KrassKariert:
+class KrassKariert(DecidesBySteps):
     """Krass Kariert behind the rules contract."""
 
     info = INFO
@@ -421,7 +400,7 @@ class KrassKariert:
                 seat, card, at = data["seat"], CODE[data["card"]], data["at"]
                 hand, reserve = state.hands[seat], list(state.reserves[seat])
                 reserve.remove(card)
-                return _turn_taken(
+                return replace(
                     state,
                     hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
                     reserves=_with(state.reserves, seat, tuple(reserve)),
@@ -502,7 +481,7 @@ class KrassKariert:
         if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
             turn, waiting = None, ()
         known = state.known_in(seat)
-        return _turn_taken(
+        return replace(
             state,
             hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
             reserves=state.reserves,
@@ -563,7 +542,7 @@ class KrassKariert:
 
     # -- decide ---------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         kind, fields = _parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")
@@ -576,18 +555,19 @@ class KrassKariert:
                 )
             if not 0 <= at <= len(hand):
                 raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
-            return self._insert(state, seat, at, rng)
+            return self._insert(Decision(self.evolve, state), seat, at, rng).outcome()
         if kind == "insert":
             raise RuleError("insert-drawn-card", "you have drawn no card to insert")
         if kind == "pass":
-            return self._pass(state, seat, fields["card"], at, rng)
+            return self._pass(Decision(self.evolve, state), seat, fields["card"], at, rng).outcome()
         if not 0 <= at < len(hand):
             raise RuleError("hand-position", f"your hand has positions 0 to {len(hand) - 1}")
         if kind == "play":
             play = self._combination(state, seat, fields)
         else:
             play = self._special(hand, seat, at, STOP if kind == "stop" else DRAW)
-        played = Event(
+        log = Decision(self.evolve, state)
+        log.add(
             "CardsPlayed",
             {
                 "seat": seat,
@@ -597,7 +577,7 @@ class KrassKariert:
                 "rank": play.rank or None,
             },
         )
-        return [played, *self._after_turn(self.evolve(state, played), rng)]
+        return self._after_turn(log, rng).outcome()
 
     @staticmethod
     def _combination(state: State, seat: int, fields: Mapping[str, JSON]) -> Play:
@@ -640,7 +620,10 @@ class KrassKariert:
             raise RuleError("card-at-position", f"the card at position {at} is no {WIRE[card]}")
         return Play(seat, (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0)
 
-    def _pass(self, state: State, seat: int, card: JSON, at: int, rng: Chance) -> list[Event]:
+    def _pass(
+        self, log: Decision[State], seat: int, card: JSON, at: int, rng: Chance
+    ) -> Decision[State]:
+        state = log.state
         if not state.trick:
             raise RuleError("leader-must-play", "the leader of a trick plays a combination")
         code = CODE.get(card)
@@ -649,22 +632,22 @@ class KrassKariert:
         hand = state.hands[seat]
         if not 0 <= at <= len(hand):
             raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
-        taken = Event("ReserveTaken", {"seat": seat, "card": card, "at": at})
-        return [taken, *self._after_turn(self.evolve(state, taken), rng)]
+        log.add("ReserveTaken", {"seat": seat, "card": card, "at": at})
+        return self._after_turn(log, rng)
 
-    def _after_turn(self, state: State, rng: Chance) -> list[Event]:
+    def _after_turn(self, log: Decision[State], rng: Chance) -> Decision[State]:
         """What follows a turn: the next player's turn, a hand lost by them, or the trick's end."""
+        state = log.state
         if state.turn is not None:
             if can_act(state, state.turn):
-                return []
-            return self._hand_lost(state, [state.turn], CANNOT_BEAT, rng)
+                return log
+            return self._hand_lost(log, [state.turn], CANNOT_BEAT, rng)
         winner, reason = self._trick_winner(state)
         draws = CARDS_PER_DRAW * sum(play.kind == DRAW_PLAY for play in state.trick)
-        won = Event("TrickWon", {"seat": winner, "reason": reason, "draws": draws})
-        after = self.evolve(state, won)
+        log.add("TrickWon", {"seat": winner, "reason": reason, "draws": draws})
         if draws:
-            return [won, self._drawn(after, winner, rng)]
-        return [won, *self._after_trick(after, rng)]
+            return self._drawn(log, winner, rng)
+        return self._after_trick(log, rng)
 
     @staticmethod
     def _trick_winner(state: State) -> tuple[int, str]:
@@ -677,29 +660,33 @@ class KrassKariert:
         return state.trick[0].seat, "lead"
 
     @staticmethod
-    def _drawn(state: State, seat: int, rng: Chance) -> Event:
-        return Event("CardDrawn", {"seat": seat, "card": WIRE[multiset.draw(state.unseen, rng)]})
+    def _drawn(log: Decision[State], seat: int, rng: Chance) -> Decision[State]:
+        card = WIRE[multiset.draw(log.state.unseen, rng)]
+        log.add("CardDrawn", {"seat": seat, "card": card})
+        return log
 
-    def _insert(self, state: State, seat: int, at: int, rng: Chance) -> list[Event]:
-        assert state.drawn is not None
-        inserted = Event("CardInserted", {"seat": seat, "card": WIRE[state.drawn], "at": at})
-        after = self.evolve(state, inserted)
-        if after.draws_left:
-            return [inserted, self._drawn(after, seat, rng)]
-        return [inserted, *self._after_trick(after, rng)]
+    def _insert(self, log: Decision[State], seat: int, at: int, rng: Chance) -> Decision[State]:
+        drawn = log.state.drawn
+        assert drawn is not None
+        log.add("CardInserted", {"seat": seat, "card": WIRE[drawn], "at": at})
+        if log.state.draws_left:
+            return self._drawn(log, seat, rng)
+        return self._after_trick(log, rng)
 
-    def _after_trick(self, state: State, rng: Chance) -> list[Event]:
+    def _after_trick(self, log: Decision[State], rng: Chance) -> Decision[State]:
         """After a trick (and its draws): the next trick, or the hand's end for its last holder."""
+        state = log.state
         holders = [seat for seat, hand in enumerate(state.hands) if hand]
         if len(holders) > 1:
-            return [Event("TrickStarted", {"leader": self._next_leader(state)})]
+            log.add("TrickStarted", {"leader": self._next_leader(state)})
+            return log
         if holders:
-            return self._hand_lost(state, holders, LAST_WITH_CARDS, rng)
+            return self._hand_lost(log, holders, LAST_WITH_CARDS, rng)
         # Nobody holds cards any more: everyone who played out in this trick held cards last, so
         # each gives up a chip ("if several must give one up at once, all of them lose"). The
         # last of them to play out leads the next hand.
         played_out = list(dict.fromkeys(play.seat for play in state.trick))
-        return self._hand_lost(state, played_out, LAST_WITH_CARDS, rng)
+        return self._hand_lost(log, played_out, LAST_WITH_CARDS, rng)
 
     @staticmethod
     def _next_leader(state: State) -> int:
@@ -714,11 +701,15 @@ class KrassKariert:
         assert leader is not None, "a trick is only led while two seats hold cards"
         return leader
 
-    def _hand_lost(self, state: State, seats: list[int], reason: str, rng: Chance) -> list[Event]:
-        lost = Event("HandLost", {"seats": seats, "reason": reason})
-        if self.evolve(state, lost).losers:
-            return [lost]
-        return [lost, *self._deal(state.players, state.hand_number + 1, seats[-1], rng)]
+    def _hand_lost(
+        self, log: Decision[State], seats: list[int], reason: str, rng: Chance
+    ) -> Decision[State]:
+        before = log.state
+        log.add("HandLost", {"seats": seats, "reason": reason})
+        if not log.state.losers:
+            for event in self._deal(before.players, before.hand_number + 1, seats[-1], rng):
+                log.add(event.type, event.data)
+        return log
 
     # -- what a seat may see --------------------------------------------------------------------
 

@@ -27,7 +27,19 @@ from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.frozen import replace
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    DecidesBySteps,
+    Decision,
+    Event,
+    GameInfo,
+    Option,
+    OptionError,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat
 
 PINK_FOUR = 6
@@ -210,13 +222,6 @@ STATE_FIELDS = {field.name for field in fields(State)}
 # --- small helpers -------------------------------------------------------------------------------
 
 
-def _replace(state: State, **changes: object) -> State:
-    """`dataclasses.replace` without re-running `__init__`: evolve is the engine's hot path."""
-    changed = object.__new__(State)
-    changed.__dict__.update(state.__dict__, **changes)
-    return changed
-
-
 def _state(**values: object) -> State:
     """A `State` of every field, without `__init__`'s cost: `sample` is the search's hot path."""
     assert values.keys() == STATE_FIELDS
@@ -300,7 +305,7 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
 def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> State:
     """`state` after `seat` won `cards` worth `points`."""
     scores = state.scores
-    return _replace(
+    return replace(
         state,
         scores=(*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
         won=_with(state.won, seat, state.won[seat] + cards),
@@ -337,7 +342,7 @@ def _others_hold_cards(state: State, seat: int) -> bool:
 
 def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
     cards = [_card_from_json(card) for card in data["cards"]]
-    return _replace(
+    return replace(
         state,
         hands=_with(state.hands, data["seat"], tuple(cards)),
         draw_pile=_count_kinds(state.draw_pile, cards, -1),
@@ -346,16 +351,16 @@ def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=data["seat"], phase=PLAY)
+    return replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _land(state: State, placed: Placed, data: Mapping[str, JSON]) -> State:
-    landed = _replace(
+    landed = replace(
         state, display=(*state.display, placed), total=data["total"], target=data["target"]
     )
     face = placed.card.face
     phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
-    return _replace(landed, phase=phase)
+    return replace(landed, phase=phase)
 
 
 def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
@@ -363,7 +368,7 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     placed = Placed(card.flipped() if data["flip"] else card, seat)
-    return _land(_replace(state, hands=_with(state.hands, seat, hand)), placed, data)
+    return _land(replace(state, hands=_with(state.hands, seat, hand)), placed, data)
 
 
 def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
@@ -371,20 +376,20 @@ def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[owner], data["card"])
     assert card is not None
     placed = Placed(card.flipped(), data["seat"], owner)
-    return _land(_replace(state, hands=_with(state.hands, owner, hand)), placed, data)
+    return _land(replace(state, hands=_with(state.hands, owner, hand)), placed, data)
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    turned = _replace(state, direction=data["direction"])
-    return _replace(turned, phase=_outcome_phase(turned, may_steal=False))
+    turned = replace(state, direction=data["direction"])
+    return replace(turned, phase=_outcome_phase(turned, may_steal=False))
 
 
 def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, phase=DRAWING)
+    return replace(state, phase=DRAWING)
 
 
 def _cleared(state: State, discarded: list[Card]) -> State:
-    return _replace(
+    return replace(
         state,
         discarded=(*state.discarded, *discarded),
         display=(),
@@ -406,12 +411,12 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
             discarded.append(card)
     points = data["points"] + data["jackpot_points"]
     scored = _scored(state, data["seat"], tuple(won), points)
-    return _cleared(_replace(scored, phase=DRAWING), discarded)
+    return _cleared(replace(scored, phase=DRAWING), discarded)
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
     scorers = tuple(data["scorers"])
-    fouled = _replace(
+    fouled = replace(
         state,
         foul_scorers=scorers,
         foul_any_card=data["any_card"],
@@ -422,7 +427,7 @@ def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
 
 def _next_foul_scorer(state: State) -> State:
     rest = state.foul_scorers[1:]
-    return _replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
+    return replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
 
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
@@ -430,7 +435,7 @@ def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     won = card.flipped() if data["flip"] else card
-    played = _replace(state, hands=_with(state.hands, seat, hand))
+    played = replace(state, hands=_with(state.hands, seat, hand))
     return _next_foul_scorer(_scored(played, seat, (won,), data["points"]))
 
 
@@ -440,7 +445,7 @@ def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     seat, card = data["seat"], _card_from_json(data["card"])
-    return _replace(
+    return replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
         draw_pile=_count_kinds(state.draw_pile, [card], -1),
@@ -451,11 +456,11 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> State:
     card = _card_from_json(data["card"])
-    return _replace(state, draw_top=card, next_id=card.id + 1)
+    return replace(state, draw_top=card, next_id=card.id + 1)
 
 
 def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(
+    return replace(
         state,
         draw_pile=state.discard_pile,
         discarded=(),
@@ -465,11 +470,11 @@ def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_turn_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=data["seat"], phase=PLAY)
+    return replace(state, turn=data["seat"], phase=PLAY)
 
 
 def _on_game_ended(state: State, data: Mapping[str, JSON]) -> State:
-    return _replace(state, turn=None, phase=OVER, foul_scorers=())
+    return replace(state, turn=None, phase=OVER, foul_scorers=())
 
 
 EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], State]] = {
@@ -567,21 +572,6 @@ UPCASTS = (("TargetHit", 1, target_hit_v1_to_v2),)
 """Every schema step of Krumme10's events: (type, from version, function)."""
 
 
-class _Log:
-    """The events decided so far and the state they lead to."""
-
-    __slots__ = ("events", "state")
-
-    def __init__(self, state: State) -> None:
-        self.events: list[Event] = []
-        self.state = state
-
-    def emit(self, type_: str, data: dict[str, JSON]) -> None:
-        event = Event(type_, data, EVENT_VERSIONS.get(type_, 1))
-        self.events.append(event)
-        self.state = EVOLVERS[type_](self.state, data)
-
-
 def step_error(state: State) -> RuleError:
     """The rule a move of the wrong kind for the current step breaks."""
     if state.phase == DIRECTION:
@@ -597,7 +587,7 @@ def step_error(state: State) -> RuleError:
     return RuleError("play-one-card", "play exactly one of your cards, normally or flipped")
 
 
-def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
+def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
@@ -606,7 +596,7 @@ def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
     total, target = landing(state.total, state.target, face)
-    log.emit(
+    log.add(
         "CardPlayed",
         {
             "seat": seat,
@@ -620,7 +610,7 @@ def _play(log: _Log, seat: int, card_id: int, flip: bool) -> None:
     )
 
 
-def _steal(log: _Log, seat: int, card_id: int) -> None:
+def _steal(log: Decision[State], seat: int, card_id: int) -> None:
     state = log.state
     if state.phase != CHOICE or state.display[-1].card.face != 1:
         raise RuleError("steal-with-a-1", "only a 1 that just landed lets you steal")
@@ -630,7 +620,7 @@ def _steal(log: _Log, seat: int, card_id: int) -> None:
             "steal-from-another-player", f"card {card_id} is not in front of another player"
         )
     total, target = landing(state.total, state.target, card.back)
-    log.emit(
+    log.add(
         "CardStolen",
         {
             "seat": seat,
@@ -657,7 +647,7 @@ def _scored_face(card: Card, flip: bool) -> dict[str, JSON]:
     return {"card": card.id, "flip": flip, "face": VALUE[face], "pink": face == PINK_FOUR}
 
 
-def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
+def _score(log: Decision[State], seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
     state = log.state
     if state.phase != CHOICE or state.total != state.target:
         raise RuleError(
@@ -672,7 +662,7 @@ def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> N
     # krumme10.md: every card added to points may be flipped, each jackpot pink 4 included.
     scored = _scored_face(state.display[-1].card, flip)
     pinks = [_scored_face(card, card.id in jackpot_flips) for card in jackpot]
-    log.emit(
+    log.add(
         "TargetHit",
         {
             "seat": seat,
@@ -684,22 +674,22 @@ def _score(log: _Log, seat: int, flip: bool, jackpot_flips: frozenset[int]) -> N
     )
 
 
-def _pass(log: _Log, seat: int) -> None:
+def _pass(log: Decision[State], seat: int) -> None:
     state = log.state
     if state.phase == FOUL:
-        log.emit("FoulPassed", {"seat": seat})
+        log.add("FoulPassed", {"seat": seat})
     elif state.phase == CHOICE and state.total < state.target:
-        log.emit("StealDeclined", {"seat": seat})
+        log.add("StealDeclined", {"seat": seat})
     else:
         raise step_error(state)
 
 
-def _direction(log: _Log, seat: int, reverse: bool) -> None:
+def _direction(log: Decision[State], seat: int, reverse: bool) -> None:
     state = log.state
     if state.phase != DIRECTION:
         raise RuleError("pink-4-direction", "only a pink 4 that just landed lets you reverse")
     direction = -state.direction if reverse else state.direction
-    log.emit("DirectionChosen", {"seat": seat, "reverse": reverse, "direction": direction})
+    log.add("DirectionChosen", {"seat": seat, "reverse": reverse, "direction": direction})
 
 
 def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
@@ -711,7 +701,7 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     return tuple(card for card in hand if VALUE[card.face] == lowest)
 
 
-def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> None:
+def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: Chance) -> None:
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
@@ -723,7 +713,7 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> 
             "foul-lowest-card", "below 15 a foul scorer scores their lowest card (by up face)"
         )
     face = card.back if flip else card.face
-    log.emit(
+    log.add(
         "FoulScored",
         {
             "seat": seat,
@@ -738,34 +728,34 @@ def _foul_score(log: _Log, seat: int, card_id: int, flip: bool, rng: Chance) -> 
         _draw(log, seat, rng)
 
 
-def _show_top(log: _Log, rng: Chance) -> None:
+def _show_top(log: Decision[State], rng: Chance) -> None:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
     state = log.state
     if state.draw_pile_size:
         face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
-        log.emit("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
+        log.add("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
 
 
-def _draw(log: _Log, seat: int, rng: Chance) -> bool:
+def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
     if log.state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
     assert log.state.draw_top is not None
-    log.emit("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
+    log.add("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
     _show_top(log, rng)
     state = log.state
     if state.draw_pile_size or state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
-        log.emit("DiscardReshuffled", {"cards": len(state.discarded)})
+        log.add("DiscardReshuffled", {"cards": len(state.discarded)})
         _show_top(log, rng)
         if log.state.draw_pile_size:
             return True
-    log.emit("GameEnded", {"reason": "draw-pile-empty"})
+    log.add("GameEnded", {"reason": "draw-pile-empty"})
     return False
 
 
-def _foul(log: _Log) -> None:
+def _foul(log: Decision[State]) -> None:
     state = log.state
     assert state.turn is not None
     scorers = [
@@ -773,7 +763,7 @@ def _foul(log: _Log) -> None:
         for seat in seats_after(state.turn, state.players, state.direction)
         if state.hands[seat] and not same_team(state, seat, state.turn)
     ]
-    log.emit(
+    log.add(
         "Fouled",
         {
             "seat": state.turn,
@@ -785,7 +775,7 @@ def _foul(log: _Log) -> None:
     )
 
 
-def _end_turn(log: _Log, rng: Chance) -> None:
+def _end_turn(log: Decision[State], rng: Chance) -> None:
     """Everyone draws back to three, the mover last; then the next seat that can play moves."""
     state = log.state
     mover = state.turn
@@ -797,12 +787,12 @@ def _end_turn(log: _Log, rng: Chance) -> None:
     state = log.state
     for seat in (*seats_after(mover, state.players, state.direction), mover):
         if state.hands[seat]:
-            log.emit("TurnPassed", {"seat": seat})
+            log.add("TurnPassed", {"seat": seat})
             return
-    log.emit("GameEnded", {"reason": "cards-gone"})
+    log.add("GameEnded", {"reason": "cards-gone"})
 
 
-def _advance(log: _Log, rng: Chance) -> None:
+def _advance(log: Decision[State], rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
         if log.state.phase == FOULED:
@@ -816,7 +806,7 @@ def _advance(log: _Log, rng: Chance) -> None:
 # --- the game ------------------------------------------------------------------------------------
 
 
-class Krumme10:
+class Krumme10(DecidesBySteps):
     """Krumme10 behind the rules contract."""
 
     info: GameInfo = INFO
@@ -844,7 +834,9 @@ class Krumme10:
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
-        log = _Log(reduce(evolve, events, self.initial_state(players, options)))
+        log = Decision(
+            evolve, reduce(evolve, events, self.initial_state(players, options)), EVENT_VERSIONS
+        )
         _show_top(log, rng)
         return [*events, *log.events]
 
@@ -909,11 +901,11 @@ class Krumme10:
             ]
         return moves
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         parsed = parse_move(move)
         if seat not in self.to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
-        log = _Log(state)
+        log = Decision(evolve, state, EVENT_VERSIONS)
         match parsed.type:
             case "play":
                 _play(log, seat, parsed.card, parsed.flag)
@@ -928,7 +920,7 @@ class Krumme10:
             case _:
                 _pass(log, seat)
         _advance(log, rng)
-        return log.events
+        return log.outcome()
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         # Nobody sees a down face, so every seat sees what a spectator sees.
@@ -1027,7 +1019,7 @@ class Krumme10:
             return card if card.revealed else card._replace(back=take(backs[card.face], rng))
 
         new_top = [rebacked(card) for card in top]
-        return _replace(
+        return replace(
             state,
             hands=tuple(tuple(map(rebacked, hand)) for hand in state.hands),
             display=tuple(placed._replace(card=rebacked(placed.card)) for placed in state.display),

@@ -8,13 +8,14 @@ with the rng `decide` is given, so no future card exists in the state before it 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from math import exp, sqrt
 from random import Random
 
 from domain import multiset
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Result, RuleError
+from domain.frozen import replace
+from domain.rules import FIRST_SEAT, JSON, Event, FoldsAfterDeciding, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat, winners_by
 
 FROG = 0
@@ -141,7 +142,7 @@ def pile_value_after(value: int, card: int, mode: str) -> int:
     return value + card
 
 
-class Pig10:
+class Pig10(FoldsAfterDeciding):
     """Pig 10 behind the rules contract."""
 
     info = INFO

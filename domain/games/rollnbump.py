@@ -10,7 +10,7 @@ so no hidden order exists in the state and nothing in it is secret.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 from itertools import product
 from math import exp
@@ -18,7 +18,19 @@ from random import Random
 from typing import TypeVar
 
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.frozen import replace
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    DecidesBySteps,
+    Decision,
+    Event,
+    GameInfo,
+    Option,
+    OptionError,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat, winners_by
 
 COLOURS = ("red", "yellow", "blue", "black")
@@ -347,7 +359,7 @@ def _parse(move: JSON) -> Mapping[str, JSON]:
     return move
 
 
-class RollnBump:
+class RollnBump(DecidesBySteps):
     """Roll'n Bump behind the rules contract."""
 
     info = INFO
@@ -534,24 +546,26 @@ class RollnBump:
 
     # -- decide ------------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         move = _parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")
         kind = move["type"]
         if kind == ROLL:
-            return [self._roll(state, seat, move, rng)]
-        if state.rolls == 0:
+            event = self._roll(state, seat, move, rng)
+        elif state.rolls == 0:
             raise RuleError("roll-first", "a turn begins by rolling all your dice")
-        if kind == CLAIM:
-            return [self._claim(state, seat, move)]
-        if kind == CLAIM_WHITE_SPOT:
-            return [self._claim_white_spot(state, seat, move)]
-        if kind == CLAIM_JOKER:
-            return [self._claim_joker(state, seat, move)]
-        if kind == USE_WHITE_DIE:
-            return [self._use_white_die(state, seat, move)]
-        return self._end_turn(state, seat, rng)
+        elif kind == CLAIM:
+            event = self._claim(state, seat, move)
+        elif kind == CLAIM_WHITE_SPOT:
+            event = self._claim_white_spot(state, seat, move)
+        elif kind == CLAIM_JOKER:
+            event = self._claim_joker(state, seat, move)
+        elif kind == USE_WHITE_DIE:
+            event = self._use_white_die(state, seat, move)
+        else:
+            return self._end_turn(Decision(self.evolve, state), seat, rng).outcome()
+        return [event], self.evolve(state, event)
 
     @staticmethod
     def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> Event:
@@ -675,37 +689,34 @@ class RollnBump:
             raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
         return Event("WhiteDieUsed", {"seat": seat, "replaced": die, "value": state.white_value})
 
-    def _end_turn(self, state: State, seat: int, rng: Chance) -> list[Event]:
-        events = [Event("TurnEnded", {"seat": seat})]
-        after = self.evolve(state, events[0])
+    def _end_turn(self, log: Decision[State], seat: int, rng: Chance) -> Decision[State]:
+        state = log.state
+        log.add("TurnEnded", {"seat": seat})
         nxt = (seat + 1) % state.players
-        collected = self._collect(after, nxt)
-        events.append(collected)
-        after = self.evolve(after, collected)
+        collected = self._collect(log.state, nxt)
+        log.add(collected.type, collected.data)
         for taken in collected.data["cards"]:
             stack = taken["stack"]
-            if after.face_down[stack]:
-                revealed = Event("CardRevealed", {"stack": stack, "card": _draw(after, rng)})
-                events.append(revealed)
-                after = self.evolve(after, revealed)
+            if log.state.face_down[stack]:
+                log.add("CardRevealed", {"stack": stack, "card": _draw(log.state, rng)})
+        after = log.state
         if after.tops.count(None) < EMPTY_STACKS_TO_END[state.players]:
             dice = FIRST_ROUND_DICE[after.turns] if after.turns < len(FIRST_ROUND_DICE) else DICE
-            events.append(Event("TurnStarted", {"seat": nxt, "dice": dice}))
-            return events
+            log.add("TurnStarted", {"seat": nxt, "dice": dice})
+            return log
         # The end: everybody else collects as in step 1 (no card is turned up any more, it could
         # change nothing), then the white die is rolled for points.
         empty = [stack for stack, card in enumerate(after.tops) if card is None]
         for step in range(1, state.players):
             other = (nxt + step) % state.players
-            final = self._collect(after, other)
+            final = self._collect(log.state, other)
             if final.data["cards"] or final.data["white_die"]:
-                events.append(final)
-                after = self.evolve(after, final)
-        if after.white_holder is not None:
-            roll = {"seat": after.white_holder, "value": rng.randint(1, 6)}
-            events.append(Event("WhiteDieRolled", roll))
-        events.append(Event("GameEnded", {"empty_stacks": empty}))
-        return events
+                log.add(final.type, final.data)
+        holder = log.state.white_holder
+        if holder is not None:
+            log.add("WhiteDieRolled", {"seat": holder, "value": rng.randint(1, 6)})
+        log.add("GameEnded", {"empty_stacks": empty})
+        return log
 
     @staticmethod
     def _collect(state: State, seat: int) -> Event:

@@ -21,10 +21,22 @@ from functools import cache
 from itertools import chain, repeat
 from math import exp, sqrt
 from random import Random
-from typing import Any, TypeVar
 
 from domain.chance import Chance
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, OptionError, Result, RuleError
+from domain.frozen import replace
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    DecidesBySteps,
+    Decision,
+    Event,
+    GameInfo,
+    Option,
+    OptionError,
+    Result,
+    RuleError,
+    remembers_last_answer,
+)
 from domain.seating import winners_by
 
 COLOURS = ("magenta", "cyan", "yellow", "green")
@@ -317,15 +329,6 @@ class State:
 
 # -- small pure helpers ---------------------------------------------------------------------------
 
-Frozen = TypeVar("Frozen", State, Attack)
-
-
-def replace(frozen: Frozen, **changes: Any) -> Frozen:
-    """`dataclasses.replace` without its per-call field checks, which dominated playouts."""
-    copy = object.__new__(type(frozen))
-    copy.__dict__.update(frozen.__dict__, **changes)
-    return copy
-
 
 def _remove(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
     remaining = list(hand)
@@ -453,7 +456,7 @@ SEAT_FIELDS = ("swap_with", "exchange_with", "target", "number")
 BOOL_FIELDS = ("discard_half", "success")
 
 
-class Wobble:
+class Wobble(DecidesBySteps):
     """Wobble behind the rules contract."""
 
     info = INFO
@@ -850,6 +853,7 @@ class Wobble:
             and any(CARD[card].group == BROWN for card in state.hands[seat])
         ]
 
+    @remembers_last_answer
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat not in self.may_act(state):
             return []
@@ -938,13 +942,13 @@ class Wobble:
 
     # -- deciding -------------------------------------------------------------------------------
 
-    def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
+    def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         move = self._parse(move)
-        if seat not in self.may_act(state):
-            raise self._out_of_turn(state, seat)
         if move not in self.legal_moves(state, seat):
+            if seat not in self.may_act(state):
+                raise self._out_of_turn(state, seat)
             raise self._illegal(state, seat, move)
-        events = _Events(self, state)
+        events = Decision(self.evolve, state)
         kind = move["type"]
         data = {name: move[name] for name in CHOICE_FIELDS if name in move}
         if kind in ("play", "toss", "pass"):
@@ -988,16 +992,16 @@ class Wobble:
         else:
             events.add("MagnetNamed", self._magnet(state, seat, move))
         self._end_round_if_done(events, rng)
-        return events.list
+        return events.outcome()
 
-    def _discard_half(self, events: _Events, seat: int, rng: Chance) -> None:
+    def _discard_half(self, events: Decision[State], seat: int, rng: Chance) -> None:
         hand = events.state.hands[seat]
         if len(hand) // 2:
             cards = sorted(rng.sample(hand, len(hand) // 2))
             events.add("HalfHandDiscarded", {"seat": seat, "cards": cards})
 
     @staticmethod
-    def _draw(events: _Events, seat: int, count: int, rng: Chance, reason: str) -> None:
+    def _draw(events: Decision[State], seat: int, count: int, rng: Chance, reason: str) -> None:
         """`seat` draws `count` cards; an empty draw pile is refilled from the discard pile."""
         while count:
             draw = events.state.draw
@@ -1026,7 +1030,9 @@ class Wobble:
             return next_target(replace(state, direction=-state.direction), seat)
         return next_target(state, seat)
 
-    def _jerk(self, events: _Events, seat: int, move: Mapping[str, JSON], rng: Chance) -> None:
+    def _jerk(
+        self, events: Decision[State], seat: int, move: Mapping[str, JSON], rng: Chance
+    ) -> None:
         target = {"target": move["target"]} if "target" in move else {}
         attack = events.state.attack
         events.add("JerkPlayed", {"seat": seat, "card": move["card"], **target})
@@ -1054,7 +1060,7 @@ class Wobble:
         named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
         return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
 
-    def _end_round_if_done(self, events: _Events, rng: Chance) -> None:
+    def _end_round_if_done(self, events: Decision[State], rng: Chance) -> None:
         state = events.state
         if state.phase != TURN or all(state.hands):
             return
@@ -1074,9 +1080,9 @@ class Wobble:
 
     @staticmethod
     def _parse(move: JSON) -> dict[str, JSON]:
-        shapes = ", ".join(sorted(MOVE_FIELDS))
         kind = move.get("type") if isinstance(move, Mapping) else None
         if not isinstance(kind, str) or kind not in MOVE_FIELDS:
+            shapes = ", ".join(sorted(MOVE_FIELDS))
             raise RuleError("move-format", f'a Wobble move is {{"type": ...}}, one of: {shapes}')
         required, optional = MOVE_FIELDS[move["type"]]
         fields = set(move) - {"type"}
@@ -1423,20 +1429,6 @@ def _drawer_hand(
     hand = tuple(sorted([drawn, *(misses[index] for index in kept)]))
     rest = [card for index, card in enumerate(misses) if index not in kept]
     return drawn, hand, matching + rest
-
-
-class _Events:
-    """The events a move causes, with the state they lead to (folded as they are added)."""
-
-    def __init__(self, rules: Wobble, state: State) -> None:
-        self.rules = rules
-        self.state = state
-        self.list: list[Event] = []
-
-    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
-        event = Event(type_, data)
-        self.list.append(event)
-        self.state = self.rules.evolve(self.state, event)
 
 
 RULES = Wobble()
