@@ -59,14 +59,14 @@ class WithRequestId(logging.Filter):
 
 
 class JsonLines(logging.StreamHandler[TextIO]):
-    """One JSON object a line: time (UTC, ISO 8601), level, logger, message, request id, and
-    whatever the call passed as `extra`."""
+    """One JSON object a line: time (UTC, ISO 8601), level, logger, process id, message,
+    request id, and whatever the call passed as `extra`."""
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
         self.setFormatter(
             JsonFormatter(
-                "{levelname}{name}{message}",
+                "{levelname}{name}{process}{message}",
                 style="{",
                 rename_fields={"levelname": "level", "name": "logger"},
                 timestamp="time",

@@ -106,34 +106,43 @@ class BotWorker(SimpleWorker):
                 wait = min(wait * self.exponential_backoff_factor, self.max_connection_wait_time)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
-        """Run `job` under the request id it was queued with (its log lines, and the jobs it
-        queues, carry it), then log it as one line and count it."""
+        """Run `job` under the request id it was queued with: its log lines, and the jobs it
+        queues, carry it."""
         token = PLAYER.set(self.play.player)
         request_id = REQUEST_ID.set(job.meta.get(REQUEST_ID_META))
-        started = time.perf_counter()
         try:
             with self._riding_out(f"job {job.id}, which the sweep will queue again"):
                 super().execute_job(job, queue)
         finally:
-            self._ran(job, time.perf_counter() - started)
             REQUEST_ID.reset(request_id)
             PLAYER.reset(token)
 
-    def _ran(self, job: Job, seconds: float) -> None:
+    def perform_job(self, job: Job, queue: Queue) -> bool:
+        """Run `job`, then log it as one line and count it."""
+        started = time.perf_counter()
+        succeeded = False
+        try:
+            succeeded = super().perform_job(job, queue)
+            return succeeded
+        finally:
+            self._ran(job, succeeded, time.perf_counter() - started)
+
+    def _ran(self, job: Job, succeeded: bool, seconds: float) -> None:
         name = (job.func_name or "").rpartition(".")[2]
         name = name if name in JOB_NAMES else "other"
-        status = job.get_status(refresh=False)
-        state = status.value if status is not None else "unknown"
+        status = "finished" if succeeded else "failed"
         args = job.args
         JOBS.info(
             "%s %s %s",
             name,
             job.id,
-            state,
+            status,
             extra={
                 "job": name,
                 "job_id": job.id,
-                "status": state,
+                "status": status,
+                # What the job did: a turn played, substituted, or stale (see workers.player).
+                "outcome": getattr(job, "_result", None) if succeeded else None,
                 "duration_ms": round(seconds * 1000, 3),
                 "table_id": args[0] if args else None,
                 "version": args[1] if len(args) > 1 else None,
@@ -141,7 +150,7 @@ class BotWorker(SimpleWorker):
             },
         )
         if self.play.metrics is not None:
-            self.play.metrics.job(name, state, seconds)
+            self.play.metrics.job(name, status, seconds)
 
     def heartbeat(self, *args: Any, **kwargs: Any) -> None:
         with self._riding_out("a heartbeat"):
