@@ -20,6 +20,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client.parser import text_string_to_metric_families
+from werkzeug.test import TestResponse
 
 from bootstrap import web_app
 from service.config import Config
@@ -52,10 +53,16 @@ def scrape(client: FlaskClient) -> str:
     return answer.get_data(as_text=True)
 
 
+def body(answer: TestResponse) -> Any:
+    """The JSON body of an answer that must have one."""
+    assert answer.json is not None, answer.get_data(as_text=True)
+    return answer.json
+
+
 def new_table(client: FlaskClient, **extra: Any) -> str:
     answer = client.post("/v1/tables", json={"game": "pig10", "seats": 2, **extra})
     assert answer.status_code == 201, answer.json
-    table_id: str = answer.json["id"]  # type: ignore[index]
+    table_id: str = body(answer)["id"]
     return table_id
 
 
@@ -96,17 +103,16 @@ def test_requests_are_counted_by_route_template_and_status(client: FlaskClient) 
 def test_moves_are_counted_by_game_and_who_made_them(client: FlaskClient) -> None:
     table_id = new_table(client)
     tokens = [
-        client.post(f"/v1/tables/{table_id}/seats", json={"name": name}).json["token"]  # type: ignore[index]
+        body(client.post(f"/v1/tables/{table_id}/seats", json={"name": name}))["token"]
         for name in ("Ada", "Bo")
     ]
-    seat = client.get(f"/v1/tables/{table_id}").json["to_act"][0]  # type: ignore[index]
+    seat = body(client.get(f"/v1/tables/{table_id}"))["to_act"][0]
     auth = {"Authorization": f"Bearer {tokens[seat]}"}
-    moves = client.get(f"/v1/tables/{table_id}/moves", headers=auth).json
-    assert moves is not None
-    body = {"move": moves["moves"][0], "expected_version": moves["version"]}
-    assert client.post(f"/v1/tables/{table_id}/moves", json=body, headers=auth).status_code == 200
+    moves = body(client.get(f"/v1/tables/{table_id}/moves", headers=auth))
+    move = {"move": moves["moves"][0], "expected_version": moves["version"]}
+    assert client.post(f"/v1/tables/{table_id}/moves", json=move, headers=auth).status_code == 200
     # The same move again is refused (stale): nothing more is appended, nothing more counted.
-    assert client.post(f"/v1/tables/{table_id}/moves", json=body, headers=auth).status_code == 409
+    assert client.post(f"/v1/tables/{table_id}/moves", json=move, headers=auth).status_code == 409
 
     text = scrape(client)
     assert value(text, "spieltisch_moves_total", game="pig10", by="person") == 1
@@ -121,7 +127,7 @@ def test_bot_turns_and_their_latency_are_counted_in_embedded_mode() -> None:
     bots = [{"seat": seat, "bot": "random"} for seat in range(2)]
     table_id = new_table(client, bots=bots)
     for _ in bounded("the all-bot game to finish", 600):
-        if client.get(f"/v1/tables/{table_id}").json["status"] == "finished":  # type: ignore[index]
+        if body(client.get(f"/v1/tables/{table_id}"))["status"] == "finished":
             break
         time.sleep(0.05)
     text = scrape(client)
@@ -360,17 +366,16 @@ def test_a_move_s_request_id_follows_into_the_bot_jobs_it_caused(log_lines: io.S
     app: Flask = web_app(Config(rate_limits=False, bot_delay_seconds=0, reaction_seconds=0))
     client = app.test_client()
     table_id = new_table(client, bots=[{"seat": 1, "bot": "random"}])
-    token = client.post(f"/v1/tables/{table_id}/seats", json={"name": "Ada"}).json["token"]  # type: ignore[index]
+    token = body(client.post(f"/v1/tables/{table_id}/seats", json={"name": "Ada"}))["token"]
     auth = {"Authorization": f"Bearer {token}"}
     for _ in bounded("seat 0 to be asked to move", 600):
-        moves = client.get(f"/v1/tables/{table_id}/moves", headers=auth).json
-        assert moves is not None
+        moves = body(client.get(f"/v1/tables/{table_id}/moves", headers=auth))
         if moves["to_act"]:
             break
         time.sleep(0.02)
-    body = {"move": moves["moves"][0], "expected_version": moves["version"]}
+    move = {"move": moves["moves"][0], "expected_version": moves["version"]}
     headers = {**auth, "X-Request-ID": "move-abc"}
-    answer = client.post(f"/v1/tables/{table_id}/moves", json=body, headers=headers)
+    answer = client.post(f"/v1/tables/{table_id}/moves", json=move, headers=headers)
     assert answer.status_code == 200
     assert answer.headers["X-Request-ID"] == "move-abc"
     for _ in bounded("the bot turn's job to be logged", 600):
@@ -385,6 +390,5 @@ def test_a_move_s_request_id_follows_into_the_bot_jobs_it_caused(log_lines: io.S
     assert jobs[0]["job"] == "play_turn"
     assert jobs[0]["table_id"] == table_id
     assert jobs[0]["seat"] == 1
-    assert answer.json is not None
-    assert jobs[0]["version"] == answer.json["version"], "the turn the move gave the bot"
+    assert jobs[0]["version"] == body(answer)["version"], "the turn the move gave the bot"
     assert jobs[0]["outcome"] == "played"
