@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from telemetry.logs import log_json
+from telemetry.logs import as_json, log_json
 from telemetry.metrics import prepare_multiprocess_dir, process_exited
 
 
 def on_starting(server: Any) -> None:
-    """In the master, before it forks: JSON log lines for it and every worker it forks, and a
-    multiprocess directory without the files of dead processes."""
+    """In the master, before it forks: JSON log lines for it and every worker it forks (gunicorn's
+    own lines too), and a multiprocess directory without the files of dead processes."""
     log_json()
+    for handler in server.log.error_log.handlers:
+        as_json(handler)
     prepare_multiprocess_dir()
 
 

@@ -64,15 +64,20 @@ class JsonLines(logging.StreamHandler[TextIO]):
 
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
-        self.setFormatter(
-            JsonFormatter(
-                "{levelname}{name}{process}{message}",
-                style="{",
-                rename_fields={"levelname": "level", "name": "logger"},
-                timestamp="time",
-            )
+        as_json(self)
+
+
+def as_json(handler: logging.Handler) -> None:
+    """Make `handler` write JSON lines, as `JsonLines` does."""
+    handler.setFormatter(
+        JsonFormatter(
+            "{levelname}{name}{process}{message}",
+            style="{",
+            rename_fields={"levelname": "level", "name": "logger"},
+            timestamp="time",
         )
-        self.addFilter(WithRequestId())
+    )
+    handler.addFilter(WithRequestId())
 
 
 def log_json(stream: TextIO | None = None, *, adopt: Iterable[str] = ()) -> None:
