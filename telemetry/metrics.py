@@ -37,11 +37,18 @@ METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 """The methods a request is counted under by name; any other is counted as `other`."""
 UNMATCHED = "unmatched"
 """The route of a request whose path matches no route (a 404): never the path itself."""
-REQUEST_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-"""Seconds: a move takes a few milliseconds, a heavy read (an audit) up to about a second."""
-TURN_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
-"""Seconds: an all-bot turn takes milliseconds, a paced one its table's bot delay (1 to 2 s),
-a webhook's up to its timeout."""
+REQUEST_BUCKETS = (
+    *(0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1),
+    *(0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+)
+"""Seconds: a warm read takes about half a millisecond, a move a few, a heavy read (an audit)
+up to about a second."""
+TURN_BUCKETS = (
+    *(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5),
+    *(1.0, 2.5, 5.0, 10.0, 30.0, 60.0),
+)
+"""Seconds: an unpaced bot turn takes milliseconds, a paced one its table's bot delay (1 to 2 s
+by default), a webhook's up to its timeout."""
 SNAPSHOT_READS = frozenset({"hit", "miss", "rejected"})
 """What reading a snapshot found: one to start from, none, or one that failed its checks."""
 SUBSTITUTIONS = frozenset({"clock", "webhook_timeout", "webhook_error", "webhook_illegal"})
@@ -97,8 +104,9 @@ class Metrics:
         self.bot_turns = counter("bot_turns", "Bot turns played", ("game", "outcome"))
         self.bot_turn_seconds = histogram(
             "bot_turn_latency_seconds",
-            "From the event that gave a bot the move to its move appended",
-            ("game",),
+            "From the event that gave a bot the move to its move appended; paced: a person sits "
+            "at the table, and the bot waited the table's bot delay on purpose",
+            ("game", "paced"),
             TURN_BUCKETS,
         )
         self.jobs = counter("jobs", "Bot worker jobs run", ("job", "status"))
@@ -135,12 +143,15 @@ class Metrics:
         """A move appended at a `game` table, made `by` a person, a bot or a stand-in."""
         self.moves.labels(game, by).inc()
 
-    def bot_turn(self, game: str, outcome: str, latency_seconds: float | None) -> None:
+    def bot_turn(
+        self, game: str, outcome: str, latency_seconds: float | None, *, paced: bool
+    ) -> None:
         """A bot's move appended (`outcome` played or substituted), `latency_seconds` after the
-        event that gave it the move (None: not known)."""
+        event that gave it the move (None: not known), at a table that `paced` its bots."""
         self.bot_turns.labels(game, outcome).inc()
         if latency_seconds is not None:
-            self.bot_turn_seconds.labels(game).observe(max(0.0, latency_seconds))
+            labels = (game, "true" if paced else "false")
+            self.bot_turn_seconds.labels(*labels).observe(max(0.0, latency_seconds))
 
     def job(self, name: str, status: str, seconds: float) -> None:
         self.jobs.labels(name, status).inc()

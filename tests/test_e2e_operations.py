@@ -190,7 +190,8 @@ def test_the_bot_worker_s_turns_and_a_move_s_request_id(procfile: Procfile) -> N
     moves = value(text, "spieltisch_moves_total", game="pig10", by="bot")
     assert moves >= 80, "every card of the game, played by a bot"
     assert value(text, "spieltisch_bot_turns_total", game="pig10", outcome="played") == moves
-    assert value(text, "spieltisch_bot_turn_latency_seconds_count", game="pig10") == moves
+    latency = "spieltisch_bot_turn_latency_seconds_count"
+    assert value(text, latency, game="pig10", paced="false") == moves
     assert value(text, "spieltisch_jobs_total", job="play_turn", status="finished") >= moves
     assert "spieltisch_bot_queue_oldest_age_seconds" in text
     assert "spieltisch_bot_jobs_scheduled" in text
@@ -233,6 +234,8 @@ def test_the_bot_worker_s_turns_and_a_move_s_request_id(procfile: Procfile) -> N
     assert (turn["job"], turn["table_id"], turn["seat"]) == ("play_turn", table["id"], 1)
     assert turn["version"] == version
     assert turn["outcome"] == "played"
+    text = procfile.scrape()
+    assert value(text, latency, game="pig10", paced="true") >= 1, "a person sits at this table"
     web = [line for line in procfile.json_lines("web") if line.get("request_id") == request_id]
     assert [(line["route"], line["status"]) for line in web] == [
         ("/v1/tables/<table_id>/moves", 200)

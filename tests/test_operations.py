@@ -95,7 +95,7 @@ def test_requests_are_counted_by_route_template_and_status(client: FlaskClient) 
         and dict(sample_labels).get("route") == route
         and dict(sample_labels).get("status") == "200"
     ]
-    assert len(buckets) == 14, "13 bounds and +Inf"
+    assert len(buckets) == 16, "15 bounds and +Inf"
     assert table_id not in text, "no table id in a label"
     assert "/no/such" not in text, "no raw path in a label"
 
@@ -135,8 +135,8 @@ def test_bot_turns_and_their_latency_are_counted_in_embedded_mode() -> None:
     assert moves > 0
     assert value(text, "spieltisch_bot_turns_total", game="pig10", outcome="played") == moves
     latency = "spieltisch_bot_turn_latency_seconds"
-    assert value(text, f"{latency}_count", game="pig10") == moves
-    assert value(text, f"{latency}_bucket", game="pig10", le="+Inf") == moves
+    assert value(text, f"{latency}_count", game="pig10", paced="false") == moves
+    assert value(text, f"{latency}_bucket", game="pig10", paced="false", le="+Inf") == moves
     finished = value(text, "spieltisch_jobs_total", job="play_turn", status="finished")
     assert finished >= moves, "each move is a finished job (a stale one plays nothing)"
     assert value(text, "spieltisch_bot_queue_depth") >= 0

@@ -162,7 +162,8 @@ class TurnPlayer:
         table = loaded.table
         changed = table.changed_at
         latency = None if changed is None else (self.clock() - changed).total_seconds()
-        self.metrics.bot_turn(table.game, outcome.value, latency)
+        # At a table where a person plays, the bot waited its table's bot delay on purpose.
+        self.metrics.bot_turn(table.game, outcome.value, latency, paced=table.has_people)
         if substituted is not None:
             self.metrics.substitution(table.game, f"webhook_{substituted}")
 
