@@ -10,6 +10,8 @@ files of all of them (prometheus_client's multiprocess mode). prometheus_client 
 in-memory and file-backed values once, when it is imported, from that variable: the one piece of
 process-wide state this needs, set by the Procfile before Python starts. Without the variable
 (embedded: one process) the values live in memory and `/metrics` reads this process's registry.
+(prometheus_client's own default `REGISTRY`, which it builds on import, is never used: every
+metric here is registered with the registry of the `Metrics` that owns it, or with none.)
 """
 
 from __future__ import annotations
