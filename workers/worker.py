@@ -141,8 +141,9 @@ class BotWorker(SimpleWorker):
                 "job": name,
                 "job_id": job.id,
                 "status": status,
-                # What the job did: a turn played, substituted, or stale (see workers.player).
-                "outcome": getattr(job, "_result", None) if succeeded else None,
+                # What the job did: a turn played, substituted, or stale (`workers.player`). RQ
+                # keeps the return value on the job it ran; with no result TTL, nowhere else.
+                "outcome": job._result if succeeded else None,
                 "duration_ms": round(seconds * 1000, 3),
                 "table_id": args[0] if args else None,
                 "version": args[1] if len(args) > 1 else None,
