@@ -13,12 +13,14 @@ import logging
 import re
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import fakeredis
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from werkzeug.test import TestResponse
 
@@ -28,6 +30,8 @@ from telemetry.logs import JsonLines, accepted_request_id
 from telemetry.metrics import Metrics, SnapshotRecorder
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
+from workers.stats import QueueFigures
+from workers.turns import EXPIRE, bot_queue
 
 HEX_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -392,3 +396,35 @@ def test_a_move_s_request_id_follows_into_the_bot_jobs_it_caused(log_lines: io.S
     assert jobs[0]["seat"] == 1
     assert jobs[0]["version"] == body(answer)["version"], "the turn the move gave the bot"
     assert jobs[0]["outcome"] == "played"
+
+
+def test_the_queue_figures_are_its_depth_its_oldest_wait_and_what_is_scheduled(
+    fake_redis: fakeredis.FakeRedis,
+) -> None:
+    queue = bot_queue(fake_redis)
+    job = queue.enqueue(EXPIRE, "some-table", 1)
+    queue.enqueue(EXPIRE, "other-table", 1)
+    queue.enqueue_at(datetime.now(UTC) + timedelta(hours=1), EXPIRE, "later-table", 1)
+    assert job.enqueued_at is not None
+    queued = job.enqueued_at.replace(tzinfo=UTC)
+    registry = CollectorRegistry()
+    registry.register(QueueFigures(queue, clock=lambda: queued + timedelta(seconds=7)))
+    text = generate_latest(registry).decode()
+    assert value(text, "spieltisch_bot_queue_depth") == 2
+    assert value(text, "spieltisch_bot_queue_oldest_age_seconds") == 7
+    assert value(text, "spieltisch_bot_jobs_scheduled") == 1
+
+
+def test_a_person_s_clock_running_out_is_a_timeout_and_a_substitution() -> None:
+    """Embedded, RQ's scheduler is a thread: the deadline's job lets a stand-in move."""
+    client = web_app(Config(rate_limits=False)).test_client()
+    table_id = new_table(client, bots=[{"seat": 1, "bot": "random"}], clock={"turn_seconds": 1})
+    client.post(f"/v1/tables/{table_id}/seats", json={"name": "Ada"})
+    for _ in bounded("the person's clock to run out", 600):
+        text = scrape(client)
+        if value(text, "spieltisch_clock_timeouts_total", game="pig10"):
+            break
+        time.sleep(0.05)
+    assert value(text, "spieltisch_substitutions_total", game="pig10", reason="clock") >= 1
+    assert value(text, "spieltisch_moves_total", game="pig10", by="stand_in") >= 1
+    assert value(text, "spieltisch_jobs_total", job="time_out", status="finished") >= 1
