@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import redis
 
 from bench.common import free_port, median, p99, parser, print_table, ratio, scratch_redis, verdict
-from bench.metrics import Samples, scrape, served
+from bench.metrics import Samples, observed, scrape
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -467,7 +467,13 @@ def main() -> None:
     ours = figures(ours_rounds, seconds)
     reference = figures(reference_rounds, seconds)
     windows = list(zip(scrapes[::2], scrapes[1::2], strict=True))
-    counted = served(windows, "POST", "/v1/tables/<table_id>/moves", "200")
+    counted = observed(
+        windows,
+        "spieltisch_http_request_duration_seconds",
+        method="POST",
+        route="/v1/tables/<table_id>/moves",
+        status="200",
+    )
 
     share = ratio(ours.rate, reference.rate)
     print(

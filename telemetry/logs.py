@@ -9,6 +9,7 @@ on every log line of the web process and the workers it caused.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import sys
 import uuid
@@ -30,6 +31,8 @@ header (no spaces, quotes, control characters or non-ASCII)."""
 # process serves one request at a time and sees only its own id.
 REQUEST_ID: ContextVar[str | None] = ContextVar("spieltisch_request_id", default=None)
 
+LOG_LEVEL = "SPIELTISCH_LOG_LEVEL"
+"""The environment variable naming the least level logged (default INFO: a line per request)."""
 ACCESS_LOG = "spieltisch.access"
 """The logger of the one line per request (`service.observe`)."""
 JOB_LOG = "spieltisch.jobs"
@@ -81,13 +84,14 @@ def as_json(handler: logging.Handler) -> None:
 
 
 def log_json(stream: TextIO | None = None, *, adopt: Iterable[str] = ()) -> None:
-    """Make every log line of this process a JSON line on `stream` (default stderr), INFO and
-    up. Loggers named in `adopt` lose handlers of their own (RQ's plain-text ones) and go
-    through the same handler. Calling it again changes nothing."""
+    """Make every log line of this process a JSON line on `stream` (default stderr), from the
+    level `SPIELTISCH_LOG_LEVEL` names up (default INFO). Loggers named in `adopt` lose handlers
+    of their own (RQ's plain-text ones) and go through the same handler. Calling it again
+    changes nothing."""
     root = logging.getLogger()
     if not any(isinstance(handler, JsonLines) for handler in root.handlers):
         root.addHandler(JsonLines(stream or sys.stderr))
-        root.setLevel(logging.INFO)
+        root.setLevel(os.environ.get(LOG_LEVEL, "INFO").upper())
     for name in adopt:
         logger = logging.getLogger(name)
         for handler in list(logger.handlers):
