@@ -107,7 +107,7 @@ class Metrics:
         self.bot_turn_seconds = histogram(
             "bot_turn_latency_seconds",
             "From the event that gave a bot the move to its move appended; paced: a person sits "
-            "at the table, and the bot waited the table's bot delay on purpose",
+            "at the table and its clock holds bots back (a bot delay or reaction time)",
             ("game", "paced"),
             TURN_BUCKETS,
         )

@@ -416,15 +416,20 @@ def test_the_queue_figures_are_its_depth_its_oldest_wait_and_what_is_scheduled(
 
 
 def test_a_person_s_clock_running_out_is_a_timeout_and_a_substitution() -> None:
-    """Embedded, RQ's scheduler is a thread: the deadline's job lets a stand-in move."""
+    """Embedded, RQ's scheduler is a thread: the deadline's job lets a stand-in move, and the
+    bot beside the person waits the default bot delay (1 s), so its turns are `paced`."""
     client = web_app(Config(rate_limits=False)).test_client()
     table_id = new_table(client, bots=[{"seat": 1, "bot": "random"}], clock={"turn_seconds": 1})
     client.post(f"/v1/tables/{table_id}/seats", json={"name": "Ada"})
-    for _ in bounded("the person's clock to run out", 600):
+    latency = "spieltisch_bot_turn_latency_seconds_count"
+    for _ in bounded("the person's clock to run out, and the bot to move", 600):
         text = scrape(client)
-        if value(text, "spieltisch_clock_timeouts_total", game="pig10"):
+        if value(text, "spieltisch_clock_timeouts_total", game="pig10") and value(
+            text, latency, game="pig10", paced="true"
+        ):
             break
         time.sleep(0.05)
+    assert value(text, latency, game="pig10", paced="false") == 0
     assert value(text, "spieltisch_substitutions_total", game="pig10", reason="clock") >= 1
     assert value(text, "spieltisch_moves_total", game="pig10", by="stand_in") >= 1
     assert value(text, "spieltisch_jobs_total", job="time_out", status="finished") >= 1

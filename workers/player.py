@@ -162,8 +162,10 @@ class TurnPlayer:
         table = loaded.table
         changed = table.changed_at
         latency = None if changed is None else (self.clock() - changed).total_seconds()
-        # At a table where a person plays, the bot waited its table's bot delay on purpose.
-        self.metrics.bot_turn(table.game, outcome.value, latency, paced=table.has_people)
+        # Where a person plays, the table's clock may hold bots back on purpose (`TurnQueue`).
+        clock = table.clock
+        paced = table.has_people and (clock.bot_delay_seconds > 0 or clock.reaction_seconds > 0)
+        self.metrics.bot_turn(table.game, outcome.value, latency, paced=paced)
         if substituted is not None:
             self.metrics.substitution(table.game, f"webhook_{substituted}")
 
