@@ -30,7 +30,7 @@ from rq.timeouts import TimerDeathPenalty
 
 from telemetry.logs import JOB_LOG, REQUEST_ID, REQUEST_ID_META
 from telemetry.metrics import Metrics
-from workers.jobs import PLAYER
+from workers.jobs import PLAYER, expire, play_turn, time_out
 from workers.player import TurnPlayer
 from workers.turns import TableSource, TurnQueue, bot_queue
 
@@ -39,7 +39,7 @@ SWEEP_SECONDS = 5
 OUTAGE = (RedisConnectionError, RedisTimeoutError)
 """What Redis being down, restarting or loading its data raises."""
 JOBS = logging.getLogger(JOB_LOG)
-JOB_NAMES = frozenset({"play_turn", "time_out", "expire"})
+JOB_NAMES = frozenset(job.__name__ for job in (play_turn, time_out, expire))
 """The functions of `workers.jobs`: what a job is counted as (any other as `other`)."""
 
 
