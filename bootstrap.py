@@ -41,7 +41,11 @@ from service.signing import Signer
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
 from service.views import Views
+from telemetry import gunicorn_hooks
+from telemetry.logs import log_json
+from telemetry.metrics import Metrics, multiprocess_dir
 from workers.player import TurnPlayer
+from workers.stats import QueueFigures
 from workers.turns import TurnQueue, bot_queue
 from workers.webhook import WebhookClient
 from workers.worker import BotPlay, BotWorker, EmbeddedWorker
@@ -62,6 +66,7 @@ class Services:
     bots: BotCatalogue
     turns: TurnQueue
     player: TurnPlayer
+    metrics: Metrics
 
     @classmethod
     def of(cls, app: Flask) -> Services:
@@ -72,7 +77,7 @@ class Services:
     @property
     def play(self) -> BotPlay:
         """What a bot worker of this process runs."""
-        return BotPlay(self.player, self.turns, self.queries)
+        return BotPlay(self.player, self.turns, self.queries, self.metrics)
 
 
 def build(
@@ -84,13 +89,16 @@ def build(
     signer: Signer | None = None,
     wake: Callable[[], None] = lambda: None,
     webhook_calls: Executor | None = None,
+    metrics: Metrics | None = None,
     **commands: Any,
 ) -> Services:
     """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
     signs export bundles (None: a key of its own, for a process that exports none);
-    `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them); the rest
-    go to `TableCommands` (a clock, id and seed makers)."""
+    `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them);
+    `metrics` is what they record into (None: a registry of their own); the rest go to
+    `TableCommands` (a clock, id and seed makers)."""
     registry = registry or config.registry()
+    metrics = metrics or Metrics()
     tables = Tables(registry)
     # The search bot's thinking time is measured by a clock it is given: domain/ reads none.
     bots = default_catalogue(registry, time.perf_counter)
@@ -122,14 +130,28 @@ def build(
         index=index,
         default_clock=config.default_clock,
         receipts_ttl_seconds=config.receipts_ttl_seconds,
+        metrics=metrics,
         **commands,
     )
     queries = TableQueries(
         repository=repository, views=views, index=index, signer=signer or Signer.generate()
     )
     webhooks = WebhookClient(config.webhook_timeout_seconds)
-    player = TurnPlayer(repository, handler, bots, webhooks, handler.clock, calls=webhook_calls)
-    return Services(config, redis_client, repository, handler, queries, bots, turns, player)
+    player = TurnPlayer(
+        repository, handler, bots, webhooks, handler.clock, calls=webhook_calls, metrics=metrics
+    )
+    return Services(
+        config, redis_client, repository, handler, queries, bots, turns, player, metrics
+    )
+
+
+def process_metrics() -> Metrics:
+    """This process's metrics: in the files of multiprocess mode when the environment names
+    its directory (the Procfile does), else in memory."""
+    path = multiprocess_dir()
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+    return Metrics(multiprocess=path is not None)
 
 
 BLOCK_MARGIN_SECONDS = 5.0
@@ -166,6 +188,7 @@ def web_app(
             redis.Redis.from_url(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
         )
     worker = EmbeddedWorker() if embedded else None
+    metrics = process_metrics()
     services = build(
         redis_client,
         config,
@@ -174,7 +197,9 @@ def web_app(
         signer=signer_for(config),
         wake=worker.start if worker else lambda: None,
         webhook_calls=webhook_pool(config) if worker else None,
+        metrics=metrics,
     )
+    metrics.collect_also(QueueFigures(services.turns.queue, lambda: metrics.redis_error("scrape")))
     if worker is not None:
         worker.play = services.play
     app = create_app(
@@ -184,6 +209,7 @@ def web_app(
         queries=services.queries,
         bots=services.bots,
         limiter=limiter_for(config),
+        metrics=metrics,
     )
     app.extensions[SERVICES] = services
     return app
@@ -206,6 +232,9 @@ def signer_for(config: Config) -> Signer:
     return Signer.generate()
 
 
+RQ_LOGGERS = ("rq.worker", "rq.job", "rq.scheduler", "rq.queue")
+
+
 class Worker(BotWorker):
     """The Procfile's bot worker (`rq worker --worker-class bootstrap.Worker`): its services
     are built over the connection `rq worker` gives it, configured from the environment."""
@@ -214,7 +243,11 @@ class Worker(BotWorker):
         connection = kwargs.get("connection")
         assert connection is not None, "rq worker passes the connection it was given"
         config = Config.from_env()
-        services = build(connection, config, webhook_calls=webhook_pool(config))
+        # RQ gave its loggers plain-text handlers already: its lines become JSON lines too.
+        log_json(adopt=RQ_LOGGERS)
+        services = build(
+            connection, config, webhook_calls=webhook_pool(config), metrics=process_metrics()
+        )
         super().__init__(*args, play=services.play, **kwargs)
 
 
@@ -242,7 +275,9 @@ def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
         "workers": processes,
         "worker_class": "gthread",
         "threads": int(os.environ.get("WEB_THREADS", "32")),
-        "accesslog": "-",
+        # No gunicorn access log: the app logs each request as a JSON line (service.observe).
+        "on_starting": gunicorn_hooks.on_starting,
+        "child_exit": gunicorn_hooks.child_exit,
     }
 
 

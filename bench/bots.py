@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,6 +36,7 @@ from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
 from bench.common import median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.metrics import collected, observed
 from bootstrap import Services, build
 from events.envelope import START
 from service.config import Config
@@ -55,14 +57,21 @@ def noop() -> None:
 
 
 @contextmanager
-def workers(url: str, count: int, worker_class: str = BOT_WORKER) -> Iterator[None]:
-    """`count` worker processes as the Procfile starts them, ready before this yields."""
+def workers(
+    url: str, count: int, worker_class: str = BOT_WORKER, metrics: Path | None = None
+) -> Iterator[None]:
+    """`count` worker processes as the Procfile starts them, ready before this yields; with
+    `metrics`, writing their metrics into that directory (the Procfile's
+    PROMETHEUS_MULTIPROC_DIR)."""
     connection = redis.Redis.from_url(url)
     command = [
         *(sys.executable, "-m", "rq.cli", "worker", "--url", url, "--serializer", "json"),
         *("--worker-class", worker_class, "--logging_level", "WARNING", "bots"),
     ]
-    env = {**os.environ, "REDIS_URL": url}
+    # Quiet, as `--logging_level WARNING` makes RQ's own lines: no line per job.
+    env = {**os.environ, "REDIS_URL": url, "SPIELTISCH_LOG_LEVEL": "WARNING"}
+    if metrics is not None:
+        env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
     processes = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
     try:
         deadline = time.monotonic() + 30
@@ -160,8 +169,12 @@ def main() -> None:
         service = build(connection, Config(bot_delay_seconds=0, reaction_seconds=0))
         paced = build(connection, Config())
         rows = []
-        with workers(args.redis_url, 1):
-            samples = [s * 1000 for s in latency(service, moves)]
+        with tempfile.TemporaryDirectory() as metrics:
+            with workers(args.redis_url, 1, metrics=Path(metrics)):
+                samples = [s * 1000 for s in latency(service, moves)]
+            counted = observed(
+                [({}, collected(Path(metrics)))], "spieltisch_bot_turn_latency_seconds"
+            )
         middle, tail = median(samples), p99(samples)
         print(f"bot latency over {len(samples)} human moves, 1 worker process:")
         print_table(
@@ -176,6 +189,11 @@ def main() -> None:
                     verdict(middle <= LATENCY_MEDIAN_MS and tail <= LATENCY_P99_MS),
                 ],
             ],
+        )
+        print(
+            f"the worker's own metrics: {counted.count:.0f} bot turns, from the event that gave "
+            f"the bot the move to its move appended: median {counted.median_ms:.1f} ms, p99 "
+            f"{counted.p99_ms:.1f} ms (interpolated in histogram buckets)"
         )
         print()
         for count in (1, 2):

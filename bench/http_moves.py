@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import redis
 
 from bench.common import free_port, median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.metrics import Samples, observed, scrape
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -282,10 +283,17 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run(clients: int, window: Window, work: Worker, meter: CpuMeter) -> tuple[list[Tally], Cpu]:
+def run(
+    clients: int,
+    window: Window,
+    work: Worker,
+    meter: CpuMeter,
+    at_edges: Callable[[], None] = lambda: None,
+) -> tuple[list[Tally], Cpu]:
     """Run `clients` threads of `work`; the window opens once all of them are set up.
 
-    A further thread reads the CPU meters when the measured part of the window opens and closes.
+    A further thread reads the CPU meters, and calls `at_edges`, when the measured part of the
+    window opens and closes.
     """
     tallies = [Tally() for _ in range(clients)]
     ready = threading.Barrier(clients + 1, action=window.open)
@@ -296,6 +304,7 @@ def run(clients: int, window: Window, work: Worker, meter: CpuMeter) -> tuple[li
         for moment in (window.measure, window.end):
             time.sleep(max(0.0, moment - time.perf_counter()))
             used.append(meter.read())
+            at_edges()
 
     threads = [
         threading.Thread(target=work, args=(i, window, tallies[i], ready), daemon=True)
@@ -316,10 +325,13 @@ def gunicorn(redis_url: str, workers: int) -> Iterator[tuple[int, int]]:
     # With a Redis URL every process must be given one signing key; the benchmark exports nothing.
     env = {**os.environ, "REDIS_URL": redis_url, "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    with tempfile.TemporaryFile() as log:
+    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory() as metrics:
+        # As the Procfile runs it: its workers' metrics added up at /metrics.
+        env["PROMETHEUS_MULTIPROC_DIR"] = metrics
         process = subprocess.Popen(
             [
                 *(sys.executable, "-m", "gunicorn", "--workers", str(workers)),
+                *("--config", "python:telemetry.gunicorn_hooks"),
                 *("--bind", f"127.0.0.1:{port}", "bench.reference_app:web_app()"),
             ],
             cwd=ROOT,
@@ -438,13 +450,30 @@ def main() -> None:
         meter = CpuMeter(master, client)
         prefill(client, streams)
         ours_rounds, reference_rounds = [], []
+        scrapes: list[Samples] = []
         for _ in range(rounds):  # alternating, so a slower spell of the machine hits both
-            ours_rounds.append(run(clients, Window(warmup, seconds / rounds), ours_worker, meter))
+            ours_rounds.append(
+                run(
+                    clients,
+                    Window(warmup, seconds / rounds),
+                    ours_worker,
+                    meter,
+                    at_edges=lambda: scrapes.append(scrape(port)),
+                )
+            )
             reference_rounds.append(
                 run(clients, Window(warmup, seconds / rounds), reference_worker, meter)
             )
     ours = figures(ours_rounds, seconds)
     reference = figures(reference_rounds, seconds)
+    windows = list(zip(scrapes[::2], scrapes[1::2], strict=True))
+    counted = observed(
+        windows,
+        "spieltisch_http_request_duration_seconds",
+        method="POST",
+        route="/v1/tables/<table_id>/moves",
+        status="200",
+    )
 
     share = ratio(ours.rate, reference.rate)
     print(
@@ -487,6 +516,12 @@ def main() -> None:
     rows.append(["errors", *map(str, errors), "", "", ""])
     print_table(["figure", "ours (moves)", "reference", "ratio", "target", ""], rows)
     print(f"\ngames started (setup not counted): {ours.games}")
+    print(
+        f"the server's own /metrics over the measured windows: {counted.count / seconds:.1f} "
+        f"moves/s ({counted.count:.0f} answered 200), median {counted.median_ms:.2f} ms, "
+        f"p99 {counted.p99_ms:.2f} ms (server side, interpolated in histogram buckets, as "
+        "Prometheus's histogram_quantile does)"
+    )
     cpu_share = ratio(
         reference.per_request_ms(reference.cpu.server), ours.per_request_ms(ours.cpu.server)
     )

@@ -18,9 +18,11 @@ from service.client import CONTENT_SECURITY_POLICY, client
 from service.config import Config
 from service.errors import register_error_handlers
 from service.limits import limit_routes
+from service.observe import observe
 from service.routes import api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
+from telemetry.metrics import Metrics
 
 OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
 """The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
@@ -39,8 +41,11 @@ def create_app(
     queries: TableQueries,
     bots: BotCatalogue | None,
     limiter: Limiter,
+    metrics: Metrics | None = None,
 ) -> Flask:
-    """The web app over the given services; `bootstrap.web_app` builds them."""
+    """The web app over the given services; `bootstrap.web_app` builds them (and `metrics`:
+    None gives the app a registry of its own)."""
+    metrics = metrics or Metrics()
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -49,7 +54,9 @@ def create_app(
     app.extensions["spieltisch.bots"] = bots
     app.extensions["redis"] = redis_client
     app.extensions["spieltisch.config"] = config
-    app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
+    app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams, metrics)
+    app.extensions["spieltisch.metrics"] = metrics
+    observe(app, metrics, config)  # first: its hooks see every request, refused ones too
     app.register_blueprint(api)
     app.register_blueprint(client)
     limit_routes(app, limiter, config)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from domain.game import Game
 from domain.registry import GameRegistry, default_registry
 
+METRICS_EXPOSURES = ("loopback", "token", "public", "off")
+
 
 @dataclass(frozen=True)
 class Config:
@@ -63,6 +65,20 @@ class Config:
     (`SPIELTISCH_EXTRA_GAMES`, comma-separated): how the tests add a game without changing the
     code. Give the web processes and the bot workers the same list."""
 
+    metrics: str = "loopback"
+    """Who may read `GET /metrics` (`SPIELTISCH_METRICS`): `loopback` (this host only, the
+    default), `token` (whoever sends `SPIELTISCH_METRICS_TOKEN` as a bearer token; the default
+    when that is set), `public`, or `off`."""
+    metrics_token: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.metrics not in METRICS_EXPOSURES:
+            raise ValueError(
+                f"SPIELTISCH_METRICS is {self.metrics!r}; use one of {', '.join(METRICS_EXPOSURES)}"
+            )
+        if self.metrics == "token" and not self.metrics_token:
+            raise ValueError("SPIELTISCH_METRICS=token needs SPIELTISCH_METRICS_TOKEN")
+
     def registry(self) -> GameRegistry:
         """Spieltisch's games, then `extra_games`."""
         return default_registry(*map(load_game, self.extra_games))
@@ -101,6 +117,11 @@ class Config:
             limit_moves=environ.get("SPIELTISCH_LIMIT_MOVES", cls.limit_moves),
             limit_streams=environ.get("SPIELTISCH_LIMIT_STREAMS", cls.limit_streams),
             limit_reads=environ.get("SPIELTISCH_LIMIT_READS", cls.limit_reads),
+            metrics=environ.get(
+                "SPIELTISCH_METRICS",
+                "token" if environ.get("SPIELTISCH_METRICS_TOKEN") else cls.metrics,
+            ).lower(),
+            metrics_token=environ.get("SPIELTISCH_METRICS_TOKEN") or None,
             extra_games=tuple(
                 path.strip()
                 for path in environ.get("SPIELTISCH_EXTRA_GAMES", "").split(",")

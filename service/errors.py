@@ -40,6 +40,8 @@ from service.tables import (
     ServiceError,
     UnknownVersion,
 )
+from telemetry.logs import REQUEST_ID
+from telemetry.metrics import Metrics
 
 PROBLEM_JSON = "application/problem+json"
 PROBLEM_BASE = "/problems/"
@@ -192,6 +194,8 @@ def detail_of(error: Exception) -> str:
 
 
 def problem_response(kind: ProblemType, detail: str, **extra: Any) -> Response:
+    """The problem; its `request_id` member names the request it answers, as its
+    `X-Request-ID` header does."""
     body = {
         "type": PROBLEM_BASE + kind.slug,
         "title": kind.title,
@@ -199,6 +203,8 @@ def problem_response(kind: ProblemType, detail: str, **extra: Any) -> Response:
         "detail": detail,
         **extra,
     }
+    if (request_id := REQUEST_ID.get()) is not None:
+        body["request_id"] = request_id
     response = Response(json.dumps(body), status=kind.status, mimetype=PROBLEM_JSON)
     if kind.retry_after is not None:
         response.headers["Retry-After"] = str(kind.retry_after)
@@ -229,6 +235,8 @@ def register_error_handlers(app: Flask) -> None:
             if kind is SERVICE_UNAVAILABLE:
                 # An outage is the operator's to see, once a request, without a traceback.
                 app.logger.warning("Redis unavailable: %s", error)
+                metrics: Metrics = app.extensions["spieltisch.metrics"]
+                metrics.redis_error("request")
             return problem_response(kind, detail_of(error), **extra)
         app.logger.exception("unhandled error", exc_info=error)
         return problem_response(INTERNAL_ERROR, "the server failed; retry later")

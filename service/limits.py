@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import cast
 
-from flask import Flask, request
+from flask import Flask, current_app, request
 from flask.typing import RouteCallable
-from flask_limiter import HeaderNames, Limiter
+from flask_limiter import HeaderNames, Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
 
 from service.config import Config
 from service.tables import token_hash
+from telemetry.metrics import UNMATCHED, Metrics
 
 HEADERS = {
     HeaderNames.LIMIT: "RateLimit-Limit",
@@ -44,7 +45,14 @@ def limiter_for(config: Config) -> Limiter:
         # meet the outage and say so.
         swallow_errors=True,
         enabled=config.rate_limits,
+        on_breach=count_refusal,
     )
+
+
+def count_refusal(_: RequestLimit) -> None:
+    """Count a request the limiter refuses, by its route (the refusal itself is the 429)."""
+    metrics: Metrics = current_app.extensions["spieltisch.metrics"]
+    metrics.refused(request.url_rule.rule if request.url_rule else UNMATCHED)
 
 
 def by_seat() -> str:

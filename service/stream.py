@@ -20,6 +20,7 @@ from domain.table import GAME_FINISHED
 from service.errors import TooManyStreams
 from service.tables import TableQueries
 from service.views import Caller, FrameOf
+from telemetry.metrics import Metrics
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +29,12 @@ RECONNECT_MS = 1000
 
 
 class StreamLimit:
-    """Counts the live streams of one process and refuses one more than `limit`."""
+    """Counts the live streams of one process and refuses one more than `limit`; `metrics`
+    (if given) counts them too, across processes."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, metrics: Metrics | None = None) -> None:
         self.limit = limit
+        self.metrics = metrics
         self._slots = threading.BoundedSemaphore(limit)
 
     def acquire(self) -> Callable[[], None]:
@@ -41,11 +44,15 @@ class StreamLimit:
                 f"this server already serves {self.limit} live streams; retry in a few seconds"
             )
         released = threading.Event()
+        if self.metrics is not None:
+            self.metrics.stream_opened()
 
         def release() -> None:
             if not released.is_set():
                 released.set()
                 self._slots.release()
+                if self.metrics is not None:
+                    self.metrics.stream_closed()
 
         return release
 

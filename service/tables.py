@@ -58,6 +58,7 @@ from service.views import (
     TableOf,
     Views,
 )
+from telemetry.metrics import Metrics
 
 
 class ServiceError(Exception):
@@ -199,8 +200,10 @@ class TableCommands:
         index: TableIndex | None = None,
         default_clock: Mapping[str, JSON] | None = None,
         receipts_ttl_seconds: int = 24 * 3600,
+        metrics: Metrics | None = None,
     ) -> None:
         self.repository = repository
+        self.metrics = metrics
         self.default_clock = dict(default_clock or {})
         self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
@@ -357,6 +360,7 @@ class TableCommands:
         outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
         if isinstance(outcome, AlreadyAppended):
             return self._replay(table_id, caller, outcome.receipt, fingerprint)
+        self._count_move(loaded.table.game, "person")
         return MoveAnswer(self.views.show(MoveMade(pending.after.table, pending.records), caller))
 
     def leave(self, table_id: str, caller: Caller) -> Shown:
@@ -394,7 +398,12 @@ class TableCommands:
             self._commit(loaded.table.id, pending)
         except ConcurrencyConflict:
             return False
+        self._count_move(loaded.table.game, "bot" if substituted is None else "stand_in")
         return True
+
+    def _count_move(self, game: str, by: str) -> None:
+        if self.metrics is not None:
+            self.metrics.move(game, by)
 
     def _spent(self, loaded: Loaded) -> float | None:
         """What a decision now costs a seat's time bank: the time since the table last changed

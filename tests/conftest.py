@@ -25,7 +25,10 @@ from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
 from tests.live import TEST_REDIS_URL
 from tests.stack import Stack
 
-END_TO_END = {"stack", "browser", "pages", "page", "phone_page", "server", "spieltisch_command"}
+END_TO_END = {
+    *("stack", "browser", "pages", "page", "phone_page", "server", "spieltisch_command"),
+    "procfile",
+}
 """Fixtures that run the Procfile's processes or a browser."""
 
 

@@ -51,7 +51,10 @@ class Seated:
     tokens: dict[int, str] = field(default_factory=dict)
 
     def call(self, method: str, path: str, seat: int | None, **kwargs: Any) -> tuple[int, Any]:
-        headers = {} if seat is None else {"Authorization": f"Bearer {self.tokens[seat]}"}
+        # One request id for every request: answers echo it, and twin answers must compare.
+        headers = {"X-Request-ID": "leak-check"}
+        if seat is not None:
+            headers["Authorization"] = f"Bearer {self.tokens[seat]}"
         with self.client.open(path, method=method, headers=headers, **kwargs) as answer:
             if answer.mimetype == "text/event-stream":
                 return answer.status_code, frames(answer.get_data(as_text=True))

@@ -397,6 +397,7 @@ RULES = GAME + "/rules"
 WRONG_INTEGERS: list[Any] = ["2", True, False, 2.0, 2.5, None, [2], {"n": 2}]
 """Values that are not JSON integers: strings, booleans, floats (2.0 included), null, containers."""
 PIG10_CARDS = 80
+METRICS_TOKEN = "metrics-token-for-tests"
 
 
 def check_table(table: dict[str, Any], seat: int | None) -> None:
@@ -724,6 +725,18 @@ class Walk:
         assert self.get("/ready", 200)["status"] == "ready"
         assert self.get(TABLE, 200)["result"] is not None
 
+    def metrics(self, guarded: FlaskClient) -> None:
+        """`/metrics` answers this host (the test client's address is loopback), 404 a request
+        a proxy passed on; a server that wants a token (`guarded`) answers 401 without it."""
+        text = self.get("/metrics", 200)
+        assert 'spieltisch_http_requests_total{method="GET",route="/health",status="200"}' in text
+        self.get("/metrics", 404, "not-found", headers={"X-Forwarded-For": "203.0.113.9"})
+        served = self.api.client
+        self.api.client = guarded
+        self.get("/metrics", 401, "unauthorized")
+        self.get("/metrics", 200, token=METRICS_TOKEN)
+        self.api.client = served
+
     def flooded(self, tight: FlaskClient) -> None:
         """On a web process whose limits allow one request a minute (`tight`), the second of
         each limited request is refused `429 rate-limited`, with the headers to wait by."""
@@ -919,6 +932,10 @@ def test_walk_a_whole_pig10_game_against_the_spec(
     walk.outage()
     redis_server.connected = True
     walk.recovered()
+    guarded = Config(metrics="token", metrics_token=METRICS_TOKEN)
+    walk.metrics(
+        web_app(guarded, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
+    )
     once = "1/minute"
     tight = Config(
         limit_tables=once, limit_seats=once, limit_moves=once, limit_streams=once, limit_reads=once

@@ -14,6 +14,7 @@ from domain.catalogue import BotCatalogue
 from domain.rules import JSON, RuleError
 from domain.table import STAND_IN, TIMEOUT, Seat, Status, TableError
 from events.repository import Loaded, TableRepository
+from telemetry.metrics import Metrics
 from workers.webhook import WebhookClient, WebhookFailed
 
 log = logging.getLogger(__name__)
@@ -57,15 +58,17 @@ class TurnPlayer:
         clock: Callable[[], datetime],
         *,
         calls: Executor | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         """`calls` runs webhook turns beside the caller, so that a slow webhook holds up no
-        other table's turns (None: each in the caller's thread)."""
+        other table's turns (None: each in the caller's thread); `metrics` counts the turns."""
         self.repository = repository
         self.moves = moves
         self.bots = bots
         self.webhooks = webhooks
         self.clock = clock
         self.calls = calls
+        self.metrics = metrics
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
         loaded = self.repository.load(table_id)
@@ -100,6 +103,8 @@ class TurnPlayer:
         move = self.bots.bot(STAND_IN, None).choose(turn, Random(f"{table_id}:{version}:{seat}"))
         if not self.moves.play_for(loaded, seat, move, TIMEOUT):
             return Outcome.STALE
+        if self.metrics is not None:
+            self.metrics.clock_timeout(table.game)
         return Outcome.SUBSTITUTED
 
     def expire(self, table_id: str, version: int) -> Outcome:
@@ -146,7 +151,23 @@ class TurnPlayer:
             appended = self.moves.play_for(loaded, seat, move, substituted)
         if not appended:
             return Outcome.STALE
-        return Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
+        outcome = Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
+        self._count(loaded, outcome, substituted)
+        return outcome
+
+    def _count(self, loaded: Loaded, outcome: Outcome, substituted: str | None) -> None:
+        """Count a bot's move, and how long after the event that gave it the move it landed."""
+        if self.metrics is None:
+            return
+        table = loaded.table
+        changed = table.changed_at
+        latency = None if changed is None else (self.clock() - changed).total_seconds()
+        # Where a person plays, the table's clock may hold bots back on purpose (`TurnQueue`).
+        clock = table.clock
+        paced = table.has_people and (clock.bot_delay_seconds > 0 or clock.reaction_seconds > 0)
+        self.metrics.bot_turn(table.game, outcome.value, latency, paced=paced)
+        if substituted is not None:
+            self.metrics.substitution(table.game, f"webhook_{substituted}")
 
     def _ask_webhook(
         self, url: str, key: str | None, view: Mapping[str, JSON], moves: Sequence[JSON]

@@ -12,6 +12,7 @@ from rq import Queue, Retry
 from rq.serializers import JSONSerializer
 
 from domain.table import Status, Table, Tables
+from telemetry.logs import job_meta
 
 QUEUE = "bots"
 WAITING = "bots:waiting"
@@ -206,6 +207,8 @@ class TurnQueue:
             "result_ttl": 0,
             "failure_ttl": 24 * 3600,
             "retry": Retry(max=RETRIES),
+            # The request (or job) that queued the turn: its id follows into the worker's logs.
+            "meta": job_meta(),
         }
 
     def _options(self, job: str) -> dict[str, Any]:

@@ -11,6 +11,7 @@ bots' human pace are scheduled jobs, and a fork would not share the in-process f
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +28,9 @@ from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 
-from workers.jobs import PLAYER
+from telemetry.logs import JOB_LOG, REQUEST_ID, REQUEST_ID_META
+from telemetry.metrics import Metrics
+from workers.jobs import PLAYER, expire, play_turn, time_out
 from workers.player import TurnPlayer
 from workers.turns import TableSource, TurnQueue, bot_queue
 
@@ -35,6 +38,9 @@ SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
 OUTAGE = (RedisConnectionError, RedisTimeoutError)
 """What Redis being down, restarting or loading its data raises."""
+JOBS = logging.getLogger(JOB_LOG)
+JOB_NAMES = frozenset(job.__name__ for job in (play_turn, time_out, expire))
+"""The functions of `workers.jobs`: what a job is counted as (any other as `other`)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class BotPlay:
     player: TurnPlayer
     turns: TurnQueue
     tables: TableSource
+    metrics: Metrics | None = None
 
 
 class BotWorker(SimpleWorker):
@@ -77,6 +84,11 @@ class BotWorker(SimpleWorker):
             yield
         except OUTAGE as error:
             self.log.warning("Worker %s: Redis unavailable during %s: %s", self.name, step, error)
+            self._redis_failed()
+
+    def _redis_failed(self) -> None:
+        if self.play.metrics is not None:
+            self.play.metrics.redis_error("worker")
 
     def dequeue_job_and_maintain_ttl(
         self, timeout: int | None, max_idle_time: int | None = None
@@ -89,16 +101,57 @@ class BotWorker(SimpleWorker):
                 self.log.warning(
                     "Worker %s: Redis unavailable: %s; retrying in %.0f s", self.name, error, wait
                 )
+                self._redis_failed()
                 time.sleep(wait)
                 wait = min(wait * self.exponential_backoff_factor, self.max_connection_wait_time)
 
     def execute_job(self, job: Job, queue: Queue) -> None:
+        """Run `job` under the request id it was queued with: its log lines, and the jobs it
+        queues, carry it."""
         token = PLAYER.set(self.play.player)
+        request_id = REQUEST_ID.set(job.meta.get(REQUEST_ID_META))
         try:
             with self._riding_out(f"job {job.id}, which the sweep will queue again"):
                 super().execute_job(job, queue)
         finally:
+            REQUEST_ID.reset(request_id)
             PLAYER.reset(token)
+
+    def perform_job(self, job: Job, queue: Queue) -> bool:
+        """Run `job`, then log it as one line and count it."""
+        started = time.perf_counter()
+        succeeded = False
+        try:
+            succeeded = super().perform_job(job, queue)
+            return succeeded
+        finally:
+            self._ran(job, succeeded, time.perf_counter() - started)
+
+    def _ran(self, job: Job, succeeded: bool, seconds: float) -> None:
+        name = (job.func_name or "").rpartition(".")[2]
+        name = name if name in JOB_NAMES else "other"
+        status = "finished" if succeeded else "failed"
+        args = job.args
+        JOBS.info(
+            "%s %s %s",
+            name,
+            job.id,
+            status,
+            extra={
+                "job": name,
+                "job_id": job.id,
+                "status": status,
+                # What the job did: a turn played, substituted, or stale (`workers.player`). RQ
+                # keeps the return value on the job it ran; with no result TTL, nowhere else.
+                "outcome": job._result if succeeded else None,
+                "duration_ms": round(seconds * 1000, 3),
+                "table_id": args[0] if args else None,
+                "version": args[1] if len(args) > 1 else None,
+                "seat": args[2] if len(args) > 2 else None,
+            },
+        )
+        if self.play.metrics is not None:
+            self.play.metrics.job(name, status, seconds)
 
     def heartbeat(self, *args: Any, **kwargs: Any) -> None:
         with self._riding_out("a heartbeat"):
