@@ -14,7 +14,16 @@ from random import Random
 
 from domain.chance import Chance
 from domain.game import Game
-from domain.rules import FIRST_SEAT, JSON, Event, GameInfo, Option, Result, RuleError
+from domain.rules import (
+    FIRST_SEAT,
+    JSON,
+    Event,
+    FoldsAfterDeciding,
+    GameInfo,
+    Option,
+    Result,
+    RuleError,
+)
 from domain.seating import choose_first_seat, winners_by
 
 STEPS = (1, 2, 3)
@@ -55,7 +64,7 @@ class State:
         return len(self.counters)
 
 
-class Marathon:
+class Marathon(FoldsAfterDeciding):
     """Marathon behind the rules contract."""
 
     info = INFO
