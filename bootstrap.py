@@ -31,6 +31,7 @@ from domain.table import Tables
 from events.index import TableIndex
 from events.repository import TableCache, TableRepository
 from events.secrets import SeedVault
+from events.snapshots import SnapshotStore
 from events.store import EventStore
 from events.upcasting import Upcasters
 from service.app import create_app
@@ -103,6 +104,7 @@ def build(
         ),
         tables,
         TableCache(config.cache_size),
+        SnapshotStore(redis_client, registry, config.snapshot_every),
     )
     turns = TurnQueue(
         redis_client,

@@ -179,17 +179,19 @@ class EventStore:
             return records
         return [self._upcasters.upcast(record) for record in records]
 
-    def read_on(self, game_id: str, position: Position) -> list[Recorded] | None:
-        """The events after `position`, verified and upcast, if the stream still holds
-        `position` itself; None if it does not (it lost its last writes, or was restored or
-        rewritten since), whatever follows there.
+    def read_on(
+        self, game_id: str, position: Position, *, until: int | None = None
+    ) -> list[Recorded] | None:
+        """The events after `position` (up to version `until`), verified and upcast, if the
+        stream still holds `position` itself; None if it does not (it lost its last writes, or
+        was restored or rewritten since), whatever follows there.
 
         The event at `position` is read along with those after it, in the same round trip, so
         a table cached at `position` is checked against the stream on every read for free.
         """
         if position.version == 0:
-            return self.read(game_id, position)
-        records = self._range(game_id, position.version, "+")
+            return self.read(game_id, position, until=until)
+        records = self._range(game_id, position.version, "+" if until is None else f"{until}-0")
         if not records or records[0].position != position:
             return None
         verify_chain(records[1:], position, hash_of=stored_hash)

@@ -575,16 +575,15 @@ class TableQueries:
         return self.views.show(LogOf(table, records), caller)
 
     def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
-        """The caller's view of the table as it stood at `version`."""
+        """The caller's view of the table as it stood at `version`, folded from the nearest
+        snapshot at or below it."""
         current = self.load(table_id, caller).table
         if not 1 <= version <= current.version:
             raise UnknownVersion(
                 f"table {table_id} has versions 1 to {current.version}, not {version}"
             )
-        records = self.store.read(table_id, START, until=version)
-        past = self.tables.fold([r.event for r in records])
-        assert past is not None
-        return self.views.show(TableOf(stamped(past, records[-1])), caller)
+        past = self.repository.load_at(table_id, version).table
+        return self.views.show(TableOf(past), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
         """Verify a finished game: chain, seed commitment, versions, every command decided again."""
