@@ -183,3 +183,50 @@ class SnapshotStore:
                 self._redis.zrem(snapshots_key(table_id), blob)
         except RedisError:
             LOG.warning("table %s: could not delete a discarded snapshot", table_id)
+
+
+def kept_key(game_id: str, name: str) -> str:
+    return f"game:{{{game_id}}}:kept:{name}"
+
+
+class KeptAnswers:
+    """Answers derived from a game's log (its score timeline, a finished game's audit), kept in
+    Redis beside it with the position they cover and the stamp of the code that made them.
+
+    Like snapshots they are a cache: one made under another stamp is ignored, and the caller
+    checks the position it covers against the stream before it extends or serves one. They hold
+    only what every caller may see (they are served as they are).
+    """
+
+    def __init__(self, redis: Redis, snapshots: SnapshotStore) -> None:
+        self._redis = redis
+        self._snapshots = snapshots
+
+    def get(self, game_id: str, name: str) -> tuple[Position, Any] | None:
+        """The kept `name` of the game and the position it covers, if made under today's stamp."""
+        try:
+            raw: bytes | None = self._redis.get(kept_key(game_id, name))  # type: ignore[assignment]
+            if raw is None:
+                return None
+            kept = json.loads(raw)
+            if kept["game"] not in self._snapshots.registry:
+                return None
+            if kept["stamp"] != self._snapshots.stamp(kept["game"]):
+                return None
+            return Position(kept["version"], kept["head"]), kept["value"]
+        except (RedisError, ValueError, KeyError, TypeError):
+            return None
+
+    def put(self, game_id: str, name: str, game: str, position: Position, value: Any) -> None:
+        """Keep `value`, derived from the game's log up to `position`; best effort."""
+        kept = {
+            "game": game,
+            "stamp": self._snapshots.stamp(game),
+            "version": position.version,
+            "head": position.head,
+            "value": value,
+        }
+        try:
+            self._redis.set(kept_key(game_id, name), canonical_json(kept))
+        except RedisError:
+            LOG.warning("game %s: could not keep its %s", game_id, name)

@@ -197,6 +197,16 @@ class EventStore:
         verify_chain(records[1:], position, hash_of=stored_hash)
         return [self._upcasters.upcast(record) for record in records[1:]]
 
+    def head(self, game_id: str) -> Position:
+        """Where the stream stands: its last event's version and hash (`START` if empty)."""
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrevrange(  # type: ignore[assignment]
+            stream_key(game_id), count=1
+        )
+        if not entries:
+            return START
+        entry_id, fields = entries[0]
+        return Position(int(entry_id.split(b"-")[0]), fields[b"h"].decode())
+
     def _range(self, game_id: str, first: int, upper: str) -> list[Recorded]:
         """The stored records from version `first` up to the stream id `upper`."""
         # The client is made without decode_responses, so entries are (id, {field: bytes}).
