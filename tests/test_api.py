@@ -243,7 +243,7 @@ def test_audit_detects_a_tampered_log(client: FlaskClient, real_redis: redis.Red
     entries: list[tuple[bytes, dict[Any, Any]]] = real_redis.xrange(key)  # type: ignore[assignment]
     entry_id, fields = entries[5]
     record = json.loads(fields[b"e"])
-    record["data"]["cards"] = [10, 10, 10]
+    record["d"]["cards"] = [10, 10, 10]
     real_redis.delete(key)
     for other_id, other_fields in entries:
         tampered = {**other_fields, b"e": json.dumps(record).encode()}
