@@ -13,6 +13,7 @@ from redis.exceptions import NoScriptError
 
 from domain.rules import Event
 from events.envelope import GENESIS, START, Position, Recorded, seal, verify_chain
+from events.packing import pack, unpack
 from events.upcasting import Upcasters
 
 APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
@@ -126,7 +127,7 @@ class EventStore:
             receipts_ttl,
         ]
         for record in records:
-            args += [record.raw, record.hash]
+            args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
         outcome, value, *head = self._run_append(
             [stream_key(game_id), idempotency_key(game_id), *args]
         )
@@ -231,7 +232,8 @@ class EventStore:
         meta: Mapping[str, Any] | None = None
         for entry_id, fields in entries:
             seq = int(entry_id.split(b"-", 1)[0])
-            record = Recorded.from_stored(fields[b"e"], fields[b"h"].decode(), seq, prev, meta)
+            raw = unpack(fields[b"e"])
+            record = Recorded.from_stored(raw, fields[b"h"].decode(), seq, prev, meta)
             if record.envelope > 1 and not record.meta and (records or whole_first):
                 record = replace(record, meta=self._command_meta(game_id, seq))
             records.append(record)
@@ -248,7 +250,7 @@ class EventStore:
             for entry_id, fields in entries:
                 number = int(entry_id.split(b"-", 1)[0])
                 opening = Recorded.from_stored(
-                    fields[b"e"], fields[b"h"].decode(), number, "", None
+                    unpack(fields[b"e"]), fields[b"h"].decode(), number, "", None
                 )
                 if opening.meta:
                     return opening.meta
