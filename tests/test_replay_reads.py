@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import redis
+from redis._parsers.hiredis import _HiredisParser
 
 import service.tables
 from bootstrap import Services, build
@@ -132,3 +133,13 @@ def test_a_kept_audit_of_another_log_or_code_is_not_served(
     spoiled = spoil({**kept, "value": {**first, "commands": -1}})
     any_redis.set(kept_key(TABLE_ID, "audit"), canonical_json(spoiled))
     assert build(any_redis, IN_PROCESS).queries.audit(TABLE_ID) == first
+
+
+def test_redis_py_parses_replies_with_hiredis(real_redis: redis.Redis) -> None:
+    """hiredis is installed with redis-py (pyproject) and is the parser its connections use."""
+    connection = real_redis.connection_pool.get_connection()
+    try:
+        connection.connect()  # type: ignore[no-untyped-call]
+        assert type(connection._parser) is _HiredisParser
+    finally:
+        real_redis.connection_pool.release(connection)
