@@ -566,41 +566,46 @@ class TableQueries:
         """Each seat's score from the version the game started at up to the current one:
         `[version, scores]` where the scores changed, and at the last. Scores are public, so
         every caller gets the same timeline."""
-        current = self.repository.load(table_id)
-        timeline = self._score_changes(table_id, current)
-        scores = self.tables.scores(current.table)
+        check_table_id(table_id)
+        current, timeline = self._score_changes(table_id)
+        scores = self.tables.scores(current)
         if scores is not None and (not timeline or timeline[-1][0] != current.version):
             timeline.append((current.version, scores))
-        return self.views.show(ScoresOf(current.table, timeline), SPECTATOR)
+        return self.views.show(ScoresOf(current, timeline), SPECTATOR)
 
-    def _score_changes(self, table_id: str, current: Loaded) -> list[tuple[int, list[int]]]:
-        """The versions up to `current` where the scores changed (the first scored one too).
+    def _score_changes(self, table_id: str) -> tuple[Table, list[tuple[int, list[int]]]]:
+        """The table now, and the versions up to it where the scores changed (the first
+        scored one too).
 
-        They are kept in Redis with the position they cover and extended by the events after it
-        only, from a table folded there through the nearest snapshot; kept changes that the
+        The changes are kept in Redis with the position they cover and extended by the events
+        after it only, folded onto the table there (from the nearest snapshot); changes the
         stream no longer holds are made again from the start.
         """
+        kept = self.kept.get(table_id, SCORES) if self.kept is not None else None
         base: Loaded | None = None
         changes: list[tuple[int, list[int]]] = []
-        kept = self.kept.get(table_id, SCORES) if self.kept is not None else None
         if kept is not None:
             covered, value = kept
-            if covered == current.position:
-                return [(version, scores) for version, scores in value]
-            if covered.version < current.version:
-                past = self.repository.load_at(table_id, covered.version)
-                if past.position == covered:
-                    base, changes = past, [(version, scores) for version, scores in value]
-        records = self.store.read(table_id, base.position if base else START, until=current.version)
-        for past_table in self.tables.history(
-            (record.event for record in records), base.table if base else None
-        ):
-            scores = self.tables.scores(past_table)
+            head = self.store.head(table_id)
+            if covered == head:
+                return self.repository.load(table_id).table, [(v, scores) for v, scores in value]
+            if covered.version < head.version:
+                there = self.repository.load_at(table_id, covered.version)
+                if there.position == covered:
+                    base, changes = there, [(v, scores) for v, scores in value]
+        records = self.store.read(table_id, base.position if base else START)
+        if base is None and not records:
+            raise UnknownTable(table_id)
+        table = base.table if base else None
+        for past in self.tables.history((record.event for record in records), table):
+            scores = self.tables.scores(past)
             if scores is not None and (not changes or scores != changes[-1][1]):
-                changes.append((past_table.version, scores))
+                changes.append((past.version, scores))
+            table = past
+        assert table is not None
         if self.kept is not None and records:
-            self.kept.put(table_id, SCORES, current.table.game, records[-1].position, changes)
-        return changes
+            self.kept.put(table_id, SCORES, table.game, records[-1].position, changes)
+        return table, changes
 
     def legal_moves(self, table_id: str, caller: Caller) -> Shown:
         seated(caller)
