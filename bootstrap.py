@@ -31,6 +31,7 @@ from domain.table import Tables
 from events.index import TableIndex
 from events.repository import TableCache, TableRepository
 from events.secrets import SeedVault
+from events.snapshots import KeptAnswers, SnapshotStore
 from events.store import EventStore
 from events.upcasting import Upcasters
 from service.app import create_app
@@ -111,6 +112,7 @@ def build(
         ),
         tables,
         TableCache(config.cache_size),
+        snapshots := SnapshotStore(redis_client, registry, config.snapshot_every),
     )
     turns = TurnQueue(
         redis_client,
@@ -134,7 +136,11 @@ def build(
         **commands,
     )
     queries = TableQueries(
-        repository=repository, views=views, index=index, signer=signer or Signer.generate()
+        repository=repository,
+        views=views,
+        index=index,
+        signer=signer or Signer.generate(),
+        kept=KeptAnswers(redis_client, snapshots),
     )
     webhooks = WebhookClient(config.webhook_timeout_seconds)
     player = TurnPlayer(

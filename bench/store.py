@@ -1,18 +1,28 @@
-"""Conditional single-event appends per second through `EventStore.append` vs plain XADD.
+"""Conditional single-event appends per second through `EventStore.append` vs plain XADD, and
+Redis bytes per stored event before and after compact events (envelope v2) and snapshots.
 
 Ours: one event per call, each appended at the position the previous call returned (so every
 call runs the Lua script's version and head check), cycling over a few games. Reference: redis-py
 `XADD` with an automatic id, one call at a time, of entries the same size as ours (the envelope
 and its hash), on a client with the same connection settings, in the same run.
 
+Bytes: the golden game of each game (tests/golden) is stored command by command through
+`TableRepository.commit`, as the service stores it, once in envelope v1 without snapshots (as
+before issue 19) and once in envelope v2 with snapshots; each person's move carries an
+idempotency key, as the web client sends one. Redis's own `MEMORY USAGE` of each game's stream,
+receipts and snapshots, per event; target: at most half of before.
+
     .venv/bin/python bench/store.py [--appends 20000] [--games 4] [--smoke]
 """
 
 from __future__ import annotations
 
+import json
 import statistics
 import sys
 import time
+import uuid
+from itertools import groupby
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -20,9 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import redis
 
 from bench.common import parser, print_table, ratio, scratch_redis, verdict
+from domain.registry import default_registry
 from domain.rules import Event
-from events.envelope import START, Position, canonical_json, seal
+from domain.table import MOVE_SUBSTITUTED, Tables
+from events.envelope import START, Position, Recorded, canonical_json, seal
+from events.repository import Loaded, TableCache, TableRepository, stamped
+from events.snapshots import SnapshotStore
 from events.store import Appended, EventStore
+from service.audit import default_upcasters
 
 TARGET = 0.5
 """Our appends per second should be at least this share of plain XADDs per second."""
@@ -91,6 +106,44 @@ def sample_entry() -> tuple[bytes, str]:
     return canonical_json(record.to_json()), record.hash
 
 
+BYTES_TARGET = 0.5
+"""Redis bytes per stored event after compact events and snapshots, as a share of before."""
+GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "golden"
+PLAYED = ["pig10", "krasskariert", "rollnbump", "wobble-rules2", "krumme10-rules2"]
+
+
+def stored_bytes(client: redis.Redis, envelope: int) -> tuple[int, int]:
+    """Events and the Redis bytes of their streams, receipts and snapshots (v2 only), of the
+    golden games stored as the service stores them, in `envelope`."""
+    registry = default_registry()
+    tables = Tables(registry)
+    snapshots = SnapshotStore(client, registry) if envelope > 1 else None
+    store = EventStore(client, default_upcasters(registry))
+    repository = TableRepository(store, tables, TableCache(8), snapshots)
+    events = 0
+    for name in PLAYED:
+        game_id = f"bytes-v{envelope}-{name}"
+        log = json.loads((GOLDEN / f"{name}.json").read_text())["events"]
+        recorded = [store.upcast(Recorded.from_json(event)) for event in log]
+        loaded: Loaded | None = None
+        for _, command in groupby(recorded, key=lambda record: record.meta["command_id"]):
+            batch = list(command)
+            after = loaded.position if loaded else START
+            records = seal([r.event for r in batch], batch[0].meta, after, envelope)
+            table = tables.fold([r.event for r in batch], loaded.table if loaded else None)
+            assert table is not None
+            loaded = Loaded(stamped(table, records[-1]), records[-1].position)
+            person = batch[0].meta["command"]["type"] == "MakeMove" and not any(
+                r.type == MOVE_SUBSTITUTED for r in batch
+            )
+            key = f"{batch[0].meta['seat']}:{uuid.uuid4()}" if person else None
+            receipt = f"{'0' * 64} {records[0].seq} {records[-1].seq}" if person else ""
+            repository.commit(game_id, records, loaded, idempotency=key, receipt=receipt)
+        events += len(recorded)
+    keys = client.keys(f"game:{{bytes-v{envelope}-*")
+    return events, sum(int(client.memory_usage(key, samples=0) or 0) for key in keys)
+
+
 def main() -> None:
     options = parser(__doc__.splitlines()[0] if __doc__ else "")
     options.add_argument(
@@ -153,6 +206,28 @@ def main() -> None:
     print(
         f"\nratio per round: {', '.join(f'{r:.2f}' for r in spread)} "
         f"(median {statistics.median(spread):.2f})"
+    )
+
+    with scratch_redis(args.redis_url) as client:
+        events, before = stored_bytes(client, 1)
+        _, after = stored_bytes(client, 2)
+    share = ratio(after, before)
+    print(
+        f"\nRedis bytes per stored event (stream + receipts + snapshots, MEMORY USAGE), the "
+        f"{len(PLAYED)} golden games, {events} events:"
+    )
+    print_table(
+        ["figure", "v2 + snapshots", "v1 (before)", "ratio", "target", ""],
+        [
+            [
+                "bytes/event",
+                f"{after / events:.0f}",
+                f"{before / events:.0f}",
+                f"{share:.2f}",
+                f"<= {BYTES_TARGET:.2f}",
+                verdict(share <= BYTES_TARGET),
+            ]
+        ],
     )
 
 

@@ -22,6 +22,7 @@ from datetime import datetime
 
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
+from events.snapshots import SnapshotStore
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
 
 LOG = logging.getLogger(__name__)
@@ -94,30 +95,80 @@ class TableCache:
 class TableRepository:
     """Loads tables (store + fold + cache) and commits the events decided on them."""
 
-    def __init__(self, store: EventStore, tables: Tables, cache: TableCache) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        tables: Tables,
+        cache: TableCache,
+        snapshots: SnapshotStore | None = None,
+    ) -> None:
         self.store = store
         self.tables = tables
         self.cache = cache
+        self.snapshots = snapshots
 
     def load(self, table_id: str) -> Loaded:
         """The table as of its latest event; `UnknownTable` if it has none."""
         check_table_id(table_id)
         cached = self.cache.get(table_id)
-        records = None if cached is None else self.store.read_on(table_id, cached.position)
-        if cached is not None and records is None:
-            self._forget(table_id, cached, "the stream no longer holds it")
-            cached = None
-        if records is None:
-            records = self.store.read(table_id, START)
-        if not records:
-            if cached is None:
-                raise UnknownTable(table_id)
-            return cached
-        table = self.tables.fold([r.event for r in records], cached.table if cached else None)
-        assert table is not None
-        loaded = Loaded(stamped(table, records[-1]), records[-1].position)
+        if cached is not None:
+            records = self.store.read_on(table_id, cached.position)
+            if records is None:
+                self._forget(table_id, cached, "the stream no longer holds it")
+            elif not records:
+                return cached
+            else:
+                loaded = self._extended(cached, records)
+                self.cache.put(table_id, loaded)
+                return loaded
+        loaded = self.load_at(table_id)
         self.cache.put(table_id, loaded)
         return loaded
+
+    def load_at(self, table_id: str, version: int | None = None) -> Loaded:
+        """The table as of `version` (None: its latest event), folded from the newest usable
+        snapshot at or below it, else from the start; `UnknownTable` if it has no events.
+
+        A fold of `snapshots.every` events or more leaves a snapshot of what it made, so a log
+        written before snapshots (or one whose snapshots were discarded) costs a full fold once.
+        """
+        check_table_id(table_id)
+        base: Loaded | None = None
+        records: list[Recorded] | None = None
+        snapshot = None if self.snapshots is None else self.snapshots.newest(table_id, version)
+        if snapshot is not None:
+            records = self.store.read_on(table_id, snapshot.position, until=version)
+            if records is None:
+                assert self.snapshots is not None
+                self.snapshots.discard(table_id, snapshot, "the stream differs at its version")
+            else:
+                base = Loaded(snapshot.table, snapshot.position)
+        if records is None:
+            records = self.store.read(table_id, START, until=version)
+        if base is None and not records:
+            raise UnknownTable(table_id)
+        loaded = self._extended(base, records)
+        if self.snapshots is not None and len(records) >= self.snapshots.every:
+            self._snapshot(table_id, loaded)
+        return loaded
+
+    def _extended(self, base: Loaded | None, records: Sequence[Recorded]) -> Loaded:
+        """`base` (None: no table yet) with `records` folded in."""
+        if not records:
+            assert base is not None
+            return base
+        table = self.tables.fold([r.event for r in records], base.table if base else None)
+        assert table is not None
+        return Loaded(stamped(table, records[-1]), records[-1].position)
+
+    def _snapshot(self, table_id: str, loaded: Loaded) -> None:
+        """Keep a snapshot of `loaded`. A snapshot is only a cache: failing to write one is
+        logged and never fails the read or the committed move that asked for it."""
+        assert self.snapshots is not None
+        try:
+            self.snapshots.save(table_id, loaded.table, loaded.position)
+        except Exception:
+            LOG.exception("table %s: no snapshot at version %d", table_id, loaded.version)
 
     def _forget(self, table_id: str, stale: Loaded, why: str) -> None:
         # Worth a warning: the stream lost writes it had acknowledged, or was restored.
@@ -163,4 +214,6 @@ class TableRepository:
             raise
         if isinstance(outcome, Appended):
             self.cache.put(table_id, after)
+            if self.snapshots is not None and self.snapshots.due(records[0].seq - 1, after.version):
+                self._snapshot(table_id, after)
         return outcome

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.resources import files
 from typing import Any
 
@@ -12,10 +12,13 @@ from redis import Redis
 from redis.exceptions import NoScriptError
 
 from domain.rules import Event
-from events.envelope import START, Position, Recorded, seal, verify_chain
+from events.envelope import GENESIS, START, Position, Recorded, seal, verify_chain
+from events.packing import pack, unpack
 from events.upcasting import Upcasters
 
 APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
+COMMAND_LOOKBACK = 16
+"""Entries read back at a time to find the first event of the command a read starts inside."""
 
 
 def stream_key(game_id: str) -> str:
@@ -64,11 +67,6 @@ class AlreadyAppended:
     """The idempotency key was used before: nothing was written; `receipt` is what it stored."""
 
     receipt: str
-
-
-def stored_hash(record: Recorded) -> str:
-    """The hash of a record's stored bytes: no need to encode its body again."""
-    return hashlib.sha256(record.raw).hexdigest()
 
 
 class EventStore:
@@ -129,7 +127,7 @@ class EventStore:
             receipts_ttl,
         ]
         for record in records:
-            args += [record.raw, record.hash]
+            args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
         outcome, value, *head = self._run_append(
             [stream_key(game_id), idempotency_key(game_id), *args]
         )
@@ -172,36 +170,92 @@ class EventStore:
         upper = "+" if until is None else f"{until}-0"
         if until is not None and until <= after.version:
             return []
-        records = self._range(game_id, after.version + 1, upper)
+        records = self._range(game_id, after.version + 1, upper, prev=after.head)
         if verify:
-            verify_chain(records, after, hash_of=stored_hash)
+            verify_chain(records, after, hash_of=Recorded.stored_hash)
         if not upcast:
             return records
         return [self._upcasters.upcast(record) for record in records]
 
-    def read_on(self, game_id: str, position: Position) -> list[Recorded] | None:
-        """The events after `position`, verified and upcast, if the stream still holds
-        `position` itself; None if it does not (it lost its last writes, or was restored or
-        rewritten since), whatever follows there.
+    def read_on(
+        self, game_id: str, position: Position, *, until: int | None = None
+    ) -> list[Recorded] | None:
+        """The events after `position` (up to version `until`), verified and upcast, if the
+        stream still holds `position` itself; None if it does not (it lost its last writes, or
+        was restored or rewritten since), whatever follows there.
 
         The event at `position` is read along with those after it, in the same round trip, so
         a table cached at `position` is checked against the stream on every read for free.
         """
         if position.version == 0:
-            return self.read(game_id, position)
-        records = self._range(game_id, position.version, "+")
+            return self.read(game_id, position, until=until)
+        upper = "+" if until is None else f"{until}-0"
+        records = self._range(game_id, position.version, upper, whole_first=False)
         if not records or records[0].position != position:
             return None
-        verify_chain(records[1:], position, hash_of=stored_hash)
+        verify_chain(records[1:], position, hash_of=Recorded.stored_hash)
         return [self._upcasters.upcast(record) for record in records[1:]]
 
-    def _range(self, game_id: str, first: int, upper: str) -> list[Recorded]:
-        """The stored records from version `first` up to the stream id `upper`."""
+    def head(self, game_id: str) -> Position:
+        """Where the stream stands: its last event's version and hash (`START` if empty)."""
+        entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrevrange(  # type: ignore[assignment]
+            stream_key(game_id), count=1
+        )
+        if not entries:
+            return START
+        entry_id, fields = entries[0]
+        return Position(int(entry_id.split(b"-")[0]), fields[b"h"].decode())
+
+    def _range(
+        self, game_id: str, first: int, upper: str, *, prev: str = "", whole_first: bool = True
+    ) -> list[Recorded]:
+        """The stored records from version `first` up to the stream id `upper`; the first
+        follows `prev` (where known; a v2 event's hash binds it, so a wrong one fails the chain).
+        With `whole_first` a first event that does not open its command is given its meta."""
         # The client is made without decode_responses, so entries are (id, {field: bytes}).
         entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrange(  # type: ignore[assignment]
             stream_key(game_id), f"{first}-0", upper
         )
-        return [Recorded.from_stored(fields[b"e"], fields[b"h"].decode()) for _, fields in entries]
+        return self._records(game_id, entries, GENESIS if first == 1 else prev, whole_first)
+
+    def _records(
+        self,
+        game_id: str,
+        entries: list[tuple[bytes, dict[bytes, bytes]]],
+        prev: str,
+        whole_first: bool,
+    ) -> list[Recorded]:
+        """Stream entries as records, each v2 one given its predecessor's hash and the meta of
+        the command it belongs to (looked up, if it began before the first entry; not for the
+        first itself without `whole_first`)."""
+        records: list[Recorded] = []
+        meta: Mapping[str, Any] | None = None
+        for entry_id, fields in entries:
+            seq = int(entry_id.split(b"-", 1)[0])
+            raw = unpack(fields[b"e"])
+            record = Recorded.from_stored(raw, fields[b"h"].decode(), seq, prev, meta)
+            if record.envelope > 1 and not record.meta and (records or whole_first):
+                record = replace(record, meta=self._command_meta(game_id, seq))
+            records.append(record)
+            prev, meta = record.hash, record.meta
+        return records
+
+    def _command_meta(self, game_id: str, seq: int) -> Mapping[str, Any]:
+        """The meta of the command event `seq` belongs to: stored with the first of its events."""
+        upper = seq - 1
+        while upper >= 1:
+            entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrevrange(  # type: ignore[assignment]
+                stream_key(game_id), f"{upper}-0", "-", count=COMMAND_LOOKBACK
+            )
+            for entry_id, fields in entries:
+                number = int(entry_id.split(b"-", 1)[0])
+                opening = Recorded.from_stored(
+                    unpack(fields[b"e"]), fields[b"h"].decode(), number, "", None
+                )
+                if opening.meta:
+                    return opening.meta
+            upper -= COMMAND_LOOKBACK
+        return {}
 
     def wait(self, game_id: str, after: int, timeout_ms: int) -> list[Recorded]:
         """Events after version `after`, blocking up to `timeout_ms` until there are some.
@@ -219,8 +273,7 @@ class EventStore:
             return []
         _, entries = found[0]
         return [
-            self._upcasters.upcast(Recorded.from_stored(fields[b"e"], fields[b"h"].decode()))
-            for _, fields in entries
+            self._upcasters.upcast(record) for record in self._records(game_id, entries, "", True)
         ]
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from domain.game import Game
 from domain.registry import GameRegistry, default_registry
+from events.snapshots import DEFAULT_EVERY
 
 METRICS_EXPOSURES = ("loopback", "token", "public", "off")
 
@@ -20,6 +21,8 @@ class Config:
     max_body_bytes: int = 16 * 1024
     cache_size: int = 2048
     """How many tables' folded states each process keeps, newest used first."""
+    snapshot_every: int = DEFAULT_EVERY
+    """Events between a table's snapshots in Redis: a cold read folds fewer than this many."""
     webhook_timeout_seconds: float = 3.0
     """How long a webhook bot has to answer a turn before a stand-in plays it."""
     bot_delay_seconds: float = 1.0
@@ -100,6 +103,7 @@ class Config:
             redis_url=environ.get("REDIS_URL") or None,
             max_body_bytes=int(number("MAX_BODY_BYTES", cls.max_body_bytes)),
             cache_size=int(number("CACHE_SIZE", cls.cache_size)),
+            snapshot_every=int(number("SNAPSHOT_EVERY", cls.snapshot_every)),
             webhook_timeout_seconds=number("WEBHOOK_TIMEOUT", cls.webhook_timeout_seconds),
             bot_delay_seconds=number("BOT_DELAY", cls.bot_delay_seconds),
             reaction_seconds=number("REACTION_SECONDS", cls.reaction_seconds),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
@@ -43,6 +44,7 @@ LEGAL_MOVES = schemas.LegalMovesSchema()
 MOVE = schemas.MoveRequest()
 MOVE_RESULT = schemas.MoveResultSchema()
 EVENTS_QUERY = schemas.EventsQuery()
+EVENTS_PAGE_QUERY = schemas.EventsPageQuery()
 TABLES_QUERY = schemas.TablesQuery()
 TABLE_LIST = schemas.TableSummarySchema(many=True)
 SCORES = schemas.ScoreTimelineSchema()
@@ -266,9 +268,27 @@ def leave(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/events")
 def list_events(table_id: str) -> tuple[Response, int]:
+    """A page of the log with `limit`; without it, the whole log after `after`, streamed as
+    it is read."""
     caller = queries().caller(table_id, bearer_token())
-    after = query(EVENTS_QUERY)["after"]
-    return dumped(EVENT_LOG, queries().events(table_id, caller, after))
+    asked = query(EVENTS_PAGE_QUERY)
+    if asked["limit"] is not None:
+        return dumped(EVENT_LOG, queries().events(table_id, caller, asked["after"], asked["limit"]))
+    pages = queries().event_pages(table_id, caller, asked["after"])
+    return Response(streamed_log(pages), mimetype="application/json"), 200
+
+
+def streamed_log(pages: Iterator[Shown]) -> Iterator[str]:
+    """The pages of one log as a single `EventLog` document, written out page by page."""
+    separator = ""
+    for number, page in enumerate(pages):
+        body = EVENT_LOG.dump(page.body)
+        if number == 0:
+            yield f'{{"version":{body["version"]},"through":{body["version"]},"events":['
+        for event in body["events"]:
+            yield separator + json.dumps(event, separators=(",", ":"))
+            separator = ","
+    yield "]}"
 
 
 @api.get(TABLE + "/stream")

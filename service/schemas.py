@@ -140,6 +140,14 @@ class EventsQuery(Schema):
     after = QueryInteger(validate=validate.Range(min=0, max=2**53), load_default=0)
 
 
+MAX_PAGE = 10_000
+"""The most versions of a log one page of `GET .../events?limit=` covers."""
+
+
+class EventsPageQuery(EventsQuery):
+    limit = QueryInteger(validate=validate.Range(min=1, max=MAX_PAGE), load_default=None)
+
+
 class TablesQuery(Schema):
     status = fields.String(
         validate=validate.OneOf([status.value for status in Status]), load_default=None
@@ -238,6 +246,7 @@ class EventSchema(Schema):
 
 class EventLogSchema(Schema):
     version = fields.Integer()
+    through = fields.Integer()
     events = fields.List(fields.Nested(EventSchema))
 
 

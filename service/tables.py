@@ -15,7 +15,7 @@ import json
 import logging
 import secrets
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -40,6 +40,7 @@ from events.envelope import START, Position, Recorded, canonical_json, seal
 from events.index import TableIndex
 from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
+from events.snapshots import KeptAnswers
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict
 from service import bundle
 from service.audit import audit
@@ -102,6 +103,11 @@ LOG = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 SEAT_ATTEMPTS = 5
 LIST_SCAN = 10
+EXPORT_PAGE = 500
+"""Versions of the log read at a time while the whole of it is streamed."""
+SCORES = "scores"
+AUDIT = "audit"
+"""Names of the answers kept in Redis (`KeptAnswers`)."""
 """A listing looks at no more than this many times `limit` of the newest tables."""
 
 
@@ -492,9 +498,16 @@ class TableQueries:
     """Answers what a caller may see of tables; never writes."""
 
     def __init__(
-        self, *, repository: TableRepository, views: Views, index: TableIndex | None, signer: Signer
+        self,
+        *,
+        repository: TableRepository,
+        views: Views,
+        index: TableIndex | None,
+        signer: Signer,
+        kept: KeptAnswers | None = None,
     ) -> None:
         self.repository = repository
+        self.kept = kept
         self.tables = repository.tables
         self.store = repository.store
         self.views = views
@@ -559,48 +572,105 @@ class TableQueries:
         return self.views.show(Listing(found), SPECTATOR)
 
     def score_timeline(self, table_id: str) -> Shown:
-        """Each seat's score from the version the game started at up to the current one, in
-        one fold of the log: `[version, scores]` where the scores changed, and at the last.
-        Scores are public, so every caller gets the same timeline."""
-        current = self.repository.load(table_id).table
-        records = self.store.read(table_id, START, until=current.version)
-        timeline: list[tuple[int, list[int]]] = []
-        for past in self.tables.history(record.event for record in records):
-            scores = self.tables.scores(past)
-            if scores is None:
-                continue  # the table is still open: no game to score yet
-            if not timeline or scores != timeline[-1][1] or past.version == current.version:
-                timeline.append((past.version, scores))
+        """Each seat's score from the version the game started at up to the current one:
+        `[version, scores]` where the scores changed, and at the last. Scores are public, so
+        every caller gets the same timeline."""
+        check_table_id(table_id)
+        current, timeline = self._score_changes(table_id)
+        scores = self.tables.scores(current)
+        if scores is not None and (not timeline or timeline[-1][0] != current.version):
+            timeline.append((current.version, scores))
         return self.views.show(ScoresOf(current, timeline), SPECTATOR)
+
+    def _score_changes(self, table_id: str) -> tuple[Table, list[tuple[int, list[int]]]]:
+        """The table now, and the versions up to it where the scores changed (the first
+        scored one too).
+
+        The changes are kept in Redis with the position they cover and extended by the events
+        after it only, folded onto the table there (from the nearest snapshot); changes the
+        stream no longer holds are made again from the start.
+        """
+        kept = self.kept.get(table_id, SCORES) if self.kept is not None else None
+        base: Loaded | None = None
+        changes: list[tuple[int, list[int]]] = []
+        if kept is not None:
+            covered, value = kept
+            head = self.store.head(table_id)
+            if covered == head:
+                return self.repository.load(table_id).table, [(v, scores) for v, scores in value]
+            if covered.version < head.version:
+                there = self.repository.load_at(table_id, covered.version)
+                if there.position == covered:
+                    base, changes = there, [(v, scores) for v, scores in value]
+        records = self.store.read(table_id, base.position if base else START)
+        if base is None and not records:
+            raise UnknownTable(table_id)
+        table = base.table if base else None
+        for past in self.tables.history((record.event for record in records), table):
+            scores = self.tables.scores(past)
+            if scores is not None and (not changes or scores != changes[-1][1]):
+                changes.append((past.version, scores))
+            table = past
+        assert table is not None
+        if self.kept is not None and records:
+            self.kept.put(table_id, SCORES, table.game, records[-1].position, changes)
+        return table, changes
 
     def legal_moves(self, table_id: str, caller: Caller) -> Shown:
         seated(caller)
         return self.views.show(MovesOf(self.load(table_id, caller).table), caller)
 
-    def events(self, table_id: str, caller: Caller, after: int) -> Shown:
-        """The log after version `after`, as the caller may see it now."""
+    def events(self, table_id: str, caller: Caller, after: int, limit: int | None = None) -> Shown:
+        """The log after version `after`, up to `limit` versions of it (None: up to the current
+        one), as the caller may see it now; `through` in the answer is the last version the
+        page covers, the `after` of the next (the table's version: there is no next)."""
         table = self.load(table_id, caller).table
-        records = self.store.read(table_id, Position(after), until=table.version, verify=False)
-        return self.views.show(LogOf(table, records), caller)
+        through = table.version if limit is None else min(table.version, after + limit)
+        records = self.store.read(table_id, Position(after), until=through, verify=False)
+        return self.views.show(LogOf(table, records, through), caller)
+
+    def event_pages(self, table_id: str, caller: Caller, after: int) -> Iterator[Shown]:
+        """The whole log after `after` as the caller may see it now, in pages of `EXPORT_PAGE`
+        versions read one at a time: a long log is streamed, never held whole. The table is
+        loaded (and the caller checked) before the first page is asked for."""
+        table = self.load(table_id, caller).table
+
+        def pages() -> Iterator[Shown]:
+            for first in range(after, table.version, EXPORT_PAGE) or [after]:
+                through = min(table.version, first + EXPORT_PAGE)
+                records = self.store.read(table_id, Position(first), until=through, verify=False)
+                yield self.views.show(LogOf(table, records, through), caller)
+
+        return pages()
 
     def replay(self, table_id: str, version: int, caller: Caller) -> Shown:
-        """The caller's view of the table as it stood at `version`."""
+        """The caller's view of the table as it stood at `version`, folded from the nearest
+        snapshot at or below it."""
         current = self.load(table_id, caller).table
         if not 1 <= version <= current.version:
             raise UnknownVersion(
                 f"table {table_id} has versions 1 to {current.version}, not {version}"
             )
-        records = self.store.read(table_id, START, until=version)
-        past = self.tables.fold([r.event for r in records])
-        assert past is not None
-        return self.views.show(TableOf(stamped(past, records[-1])), caller)
+        past = self.repository.load_at(table_id, version).table
+        return self.views.show(TableOf(past), caller)
 
     def audit(self, table_id: str) -> dict[str, JSON]:
-        """Verify a finished game: chain, seed commitment, versions, every command decided again."""
+        """Verify a finished game: chain, seed commitment, versions, every command decided again.
+        Its log never changes once finished, so it is audited once and the finding kept with
+        the head it covers (served while the stream's head is that one)."""
+        check_table_id(table_id)
+        kept = self.kept.get(table_id, AUDIT) if self.kept is not None else None
+        if kept is not None and kept[0] == self.store.head(table_id):
+            found: dict[str, JSON] = kept[1]
+            return found
         # The audit reads the stored log itself, unverified, so that it can report a broken chain
         # instead of failing on it.
         records = self._finished_log(table_id, verify=False)
-        return audit(self.tables, records, self.store.upcast).to_json()
+        found = audit(self.tables, records, self.store.upcast).to_json()
+        game = self.store.upcast(records[0]).data.get("game")
+        if self.kept is not None and isinstance(game, str) and game in self.tables.registry:
+            self.kept.put(table_id, AUDIT, game, records[-1].position, found)
+        return found
 
     def export(self, table_id: str) -> dict[str, JSON]:
         """A finished game's signed bundle, for `spieltisch verify`. The chain is checked first:

@@ -65,6 +65,8 @@ class LogOf:
 
     table: Table
     records: Sequence[Recorded]
+    through: int | None = None
+    """The last version the records cover (None: the table's)."""
 
 
 @dataclass(frozen=True)
@@ -135,8 +137,14 @@ class Views:
                         "moves": self.tables.legal_moves(table, seat),
                     }
                 )
-            case LogOf(table, records):
-                return Shown({"version": table.version, "events": self._log(table, records, seat)})
+            case LogOf(table, records, through):
+                return Shown(
+                    {
+                        "version": table.version,
+                        "through": table.version if through is None else through,
+                        "events": self._log(table, records, seat),
+                    }
+                )
             case FrameOf(table, record):
                 frame = self._event(table, record, seat)
                 if frame is not None and record.seq == table.version:

@@ -15,6 +15,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from bootstrap import web_app
+from events.packing import unpack
 from events.store import stream_key
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
@@ -242,8 +243,8 @@ def test_audit_detects_a_tampered_log(client: FlaskClient, real_redis: redis.Red
     key = stream_key(game.id)
     entries: list[tuple[bytes, dict[Any, Any]]] = real_redis.xrange(key)  # type: ignore[assignment]
     entry_id, fields = entries[5]
-    record = json.loads(fields[b"e"])
-    record["data"]["cards"] = [10, 10, 10]
+    record = json.loads(unpack(fields[b"e"]))
+    record["d"]["cards"] = [10, 10, 10]
     real_redis.delete(key)
     for other_id, other_fields in entries:
         tampered = {**other_fields, b"e": json.dumps(record).encode()}

@@ -77,8 +77,16 @@ def test_a_game_against_bots_played_watched_and_replayed(game: str, pages: Watch
     spectator.goto(f"/#/tables/{table}/replay/1")
     banner = spectator.locator(".replay-page .banner")
     expect(banner).to_contain_text(f"Version 1 of {last}")
+    expect(spectator.locator(".audit")).to_contain_text("Audit passed")
+    asked: list[str] = []
+    spectator.on("request", lambda request: asked.append(request.url))
     spectator.locator("#replay-forward").click()
     expect(banner).to_contain_text(f"Version 2 of {last}")
+    spectator.keyboard.press("ArrowRight")
+    expect(banner).to_contain_text(f"Version 3 of {last}")
+    # The log, scores and audit were read once: a step reads at most the versions ahead.
+    api_reads = [url.split("/v1/tables/", 1)[1] for url in asked if "/v1/tables/" in url]
+    assert all("/versions/" in path for path in api_reads), api_reads
     middle = last // 2
     spectator.locator("#replay-jump").fill(str(middle))
     spectator.locator("#replay-jump").press("Enter")

@@ -11,7 +11,6 @@ that finished audits. Every wait has a deadline; none asserts how long anything 
 from __future__ import annotations
 
 import http.client
-import json
 import os
 import signal
 import threading
@@ -24,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from events.store import stream_key
+from events.store import EventStore
 from tests.faults import RedisServer
 from tests.live import call
 from tests.stack import Stack
@@ -178,11 +177,11 @@ def stored(server: RedisServer, table_id: str) -> list[tuple[int, str]]:
     """The (version, command id) of every event the table's stream holds."""
     client = server.client()
     try:
-        entries: list[tuple[bytes, dict[bytes, bytes]]] = client.xrange(stream_key(table_id))  # type: ignore[assignment]
+        return [
+            (r.seq, r.meta["command_id"]) for r in EventStore(client).read(table_id, verify=False)
+        ]
     finally:
         client.close()
-    bodies = [json.loads(fields[b"e"]) for _, fields in entries]
-    return [(body["seq"], body["meta"]["command_id"]) for body in bodies]
 
 
 def check_audits(base: str, tables: list[str]) -> int:

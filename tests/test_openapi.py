@@ -595,12 +595,21 @@ class Walk:
         for after in ["x", "-1", "1.5", "", str(2**53 + 1)]:
             self.get(EVENTS, 422, "invalid-query", query={"after": after})
         self.get(EVENTS, 422, "invalid-query", query={"before": "1"})
+        for limit in ["0", "-1", "x", "10001"]:
+            self.get(EVENTS, 422, "invalid-query", query={"limit": limit})
+        self.get(STREAM, 422, "invalid-query", query={"limit": "5"})
         self.get(STREAM, 422, "invalid-query", query={"after": "-1"})
         for resume in ["x", "-1", "1.5", "٣", str(2**53 + 1)]:
             self.get(STREAM, 400, "invalid-last-event-id", headers={"Last-Event-ID": resume})
         self.too_many_streams()
-        assert self.get(EVENTS, 200, query={"after": "1"}) == {"version": 1, "events": []}
+        assert self.get(EVENTS, 200, query={"after": "1"}) == {
+            "version": 1,
+            "through": 1,
+            "events": [],
+        }
         assert self.get(EVENTS, 200, query={"after": "0"})["events"][0]["seq"] == 1
+        page = self.get(EVENTS, 200, query={"after": "0", "limit": "1"})
+        assert (page["through"], [e["seq"] for e in page["events"]]) == (1, [1])
 
     def take_seats(self) -> None:
         self.bad_bodies(SEATS, {"name": "Ada"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -20,8 +21,11 @@ from events.envelope import (
     Position,
     Recorded,
     canonical_json,
+    command_id,
+    seal,
     verify_chain,
 )
+from events.packing import unpack
 from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
@@ -85,23 +89,28 @@ def stored_entries(client: Client, game: str = GAME) -> Entries:
 def rewrite_entry(client: Client, seq: int, change: Callable[[Envelope], Envelope]) -> None:
     """Test setup only: replace the stored envelope of event `seq` with `change(envelope)`.
 
-    An entry is stored as `e`, the canonical JSON of the body, and `h`, its hash.
+    An entry is stored as `e`, the canonical JSON of what the envelope keeps of the event
+    (v2: `t`, `v`, `d`, and `m` on a command's first event), and `h`, its hash. `change` sees
+    the stored JSON with `seq`, `prev` and `hash` added, and may change any of them.
     """
     key = stream_key(GAME)
     entries = stored_entries(client)
     client.delete(key)
-    for entry_id, fields in entries:
-        envelope = {**json.loads(fields[b"e"]), "hash": fields[b"h"].decode()}
-        if envelope["seq"] == seq:
-            envelope = change(envelope)
-        body = {name: value for name, value in envelope.items() if name != "hash"}
+    prev = GENESIS
+    for number, (entry_id, fields) in enumerate(entries, start=1):
+        envelope = {**json.loads(unpack(fields[b"e"])), "hash": fields[b"h"].decode()}
+        if number == seq:
+            envelope = change({**envelope, "seq": number, "prev": prev})
+        body = {k: v for k, v in envelope.items() if k not in ("hash", "seq", "prev")}
         client.xadd(key, {b"e": canonical_json(body), b"h": envelope["hash"]}, id=entry_id)
+        prev = fields[b"h"].decode()
 
 
 def rehashed(envelope: Envelope) -> Envelope:
-    """The envelope with a hash that matches its (altered) content."""
-    record = Recorded.from_json(envelope)
-    return replace(record, hash=record.computed_hash()).to_json()
+    """The stored envelope with a hash that matches its (altered) content."""
+    stored = {k: v for k, v in envelope.items() if k not in ("hash", "seq", "prev")}
+    preimage = f"{envelope['seq']}:{envelope['prev']}:".encode() + canonical_json(stored)
+    return {**envelope, "hash": hashlib.sha256(preimage).hexdigest()}
 
 
 @pytest.fixture
@@ -124,7 +133,10 @@ def test_append_then_read_returns_the_events_numbered_and_chained(store: EventSt
     assert seqs(records) == [1, 2, 3]
     assert [record.event for record in records] == MIXED
     assert [record.v for record in records] == [1, 2, 1]
-    assert all(record.meta == META for record in records)
+    # The command's meta comes back with every event of it, named by its first event's hash.
+    assert all(
+        record.meta == {**META, "command_id": command_id(records[0].hash)} for record in records
+    )
     assert [record.prev for record in records] == [GENESIS] + [r.hash for r in records[:-1]]
     assert records == result.records
     assert result.position == Position(3, records[-1].hash)
@@ -333,10 +345,11 @@ def test_tampered_records_break_the_chain_at_the_right_event(
 
 
 STORED_TAMPERINGS: dict[str, tuple[int, Callable[[Envelope], Envelope], int]] = {
-    "changed data": (2, lambda e: {**e, "data": {"n": 99}}, 2),
-    "changed data, rehashed": (2, lambda e: rehashed({**e, "data": {"n": 99}}), 3),
-    "changed prev": (3, lambda e: {**e, "prev": GENESIS}, 3),
-    "changed meta, rehashed": (4, lambda e: rehashed({**e, "meta": {}}), 5),
+    "changed data": (2, lambda e: {**e, "d": {"n": 99}}, 2),
+    "changed data, rehashed": (2, lambda e: rehashed({**e, "d": {"n": 99}}), 3),
+    "hashed on another prev": (3, lambda e: rehashed({**e, "prev": GENESIS}), 3),
+    "meta added, rehashed": (4, lambda e: rehashed({**e, "m": {}}), 5),
+    "meta changed": (1, lambda e: {**e, "m": {**e["m"], "seat": 1}}, 1),
 }
 
 
@@ -353,13 +366,16 @@ def test_reading_a_tampered_stream_raises(
     add(store, 5)
     original = store.read(GAME)
     rewrite_entry(any_redis, seq, change)
-    for after in (START, original[0].position):
+    for after in [p for p in (START, original[0].position) if p.version < seq]:
         with pytest.raises(ChainBroken) as broken:
             store.read(GAME, after=after)
         assert broken.value.seq == broken_at
     unchecked = store.read(GAME, verify=False)
     assert seqs(unchecked) == [1, 2, 3, 4, 5]
-    assert unchecked[seq - 1].to_json() == change(original[seq - 1].to_json())
+    changed = change({**json.loads(original[seq - 1].raw), "seq": seq, "prev": "", "hash": ""})
+    assert json.loads(unchecked[seq - 1].raw) == {
+        k: v for k, v in changed.items() if k not in ("hash", "seq", "prev")
+    }
 
 
 # --- upcasting ----------------------------------------------------------------------------------
@@ -568,3 +584,36 @@ def test_the_service_upcasts_every_game_event_whose_shape_changed(
         },
         2,
     )
+
+
+def test_a_log_written_in_envelope_v1_goes_on_in_v2(store: EventStore) -> None:
+    old = seal(counted(3), {**META, "command_id": "c-old"}, START, envelope=1)
+    head = appended(store.append_sealed(GAME, old)).position
+    new = appended(store.append(GAME, head, counted(3, 4), META)).position
+    records = store.read(GAME)
+    assert [(r.seq, r.envelope) for r in records] == [
+        (1, 1),
+        (2, 1),
+        (3, 1),
+        (4, 2),
+        (5, 2),
+        (6, 2),
+    ]
+    assert verify_chain(records) == new
+    assert [r.hash for r in records[:3]] == [r.hash for r in old], "v1 events read as written"
+    assert records[3].prev == old[-1].hash
+    assert [r.meta["command_id"] for r in records] == ["c-old"] * 3 + [
+        command_id(records[3].hash)
+    ] * 3
+    # A read starting inside a v2 command still gives its events their command's meta.
+    assert store.read(GAME, after=records[3].position) == records[4:]
+    assert verify_chain([Recorded.from_json(r.to_json()) for r in records]) == new
+
+
+def test_a_v2_event_stores_its_commands_meta_once(any_redis: Client, store: EventStore) -> None:
+    add(store, 3)
+    stored = [json.loads(unpack(fields[b"e"])) for _, fields in stored_entries(any_redis)]
+    assert [sorted(entry) for entry in stored] == [["d", "e", "m", "t", "v"]] + [
+        ["d", "e", "t", "v"]
+    ] * 2
+    assert stored[0]["m"] == META

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import groupby
 from random import Random
 from typing import Any
 
@@ -179,8 +180,9 @@ def finished_log() -> list[Recorded]:
 def rechained(records: list[Recorded]) -> list[Recorded]:
     """The same events with numbering and hashes made consistent again: a careful forger."""
     out: list[Recorded] = []
-    for record in records:
-        out += seal([record.event], record.meta, out[-1].position if out else START)
+    for _, command in groupby(records, key=lambda record: record.meta["command_id"]):
+        events = list(command)
+        out += seal([r.event for r in events], events[0].meta, out[-1].position if out else START)
     return out
 
 

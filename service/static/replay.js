@@ -7,21 +7,50 @@ import { h } from "./dom.js";
 import { gameModule } from "./games/index.js";
 import { contextOf, describe, resultText, seatNames } from "./table.js";
 
-/** The page at #/tables/ID/replay/V. */
-export async function replayPage(main, tableId, version, signal, games) {
-  const [table, log, timeline] = await Promise.all([
-    api(`/tables/${tableId}`),
+// The replay of one table: its table, log, score timeline and audit are read once, and each
+// version's view once (kept as a promise, so a step and a prefetch share one request). A step
+// costs at most that one request, and none when the version was seen or prefetched.
+let session = null;
+
+/** The session of `tableId`: kept while its game is over or has not moved on since. */
+async function sessionOf(tableId) {
+  const same = session && session.tableId === tableId;
+  if (same && session.table.status === "finished") return session;
+  const table = await api(`/tables/${tableId}`);
+  if (same && table.version === session.table.version) return session;
+  const [log, timeline] = await Promise.all([
     api(`/tables/${tableId}/events`),
     // The chart is an extra: without the timeline the replay still steps through the game.
     api(`/tables/${tableId}/scores`).catch(() => null),
   ]);
+  session = { tableId, table, log, timeline, audit: null, views: same ? session.views : new Map() };
+  return session;
+}
+
+/** The view of the table at `version`, read once per session. */
+function viewAt(replay, version) {
+  if (!replay.views.has(version)) {
+    const view = api(`/tables/${replay.tableId}/versions/${version}`);
+    view.catch(() => replay.views.delete(version)); // a failed read is tried again next time
+    replay.views.set(version, view);
+  }
+  return replay.views.get(version);
+}
+
+/** The page at #/tables/ID/replay/V. */
+export async function replayPage(main, tableId, version, signal, games) {
+  const replay = await sessionOf(tableId);
+  const { table, log, timeline } = replay;
   const last = table.version;
   const at = Math.min(last, Math.max(1, Number.isFinite(version) ? version : last));
   const names = seatNames(table);
   const game = games[table.game];
   const module = gameModule(table.game);
-  const past = await api(`/tables/${tableId}/versions/${at}`);
+  const past = await viewAt(replay, at);
   if (signal.aborted) return;
+  for (const next of [at + 1, at - 1]) {
+    if (next >= 1 && next <= last) viewAt(replay, next).catch(() => {}); // the likely next step
+  }
   const go = (target) => { location.hash = `#/tables/${tableId}/replay/${Math.min(last, Math.max(1, target))}`; };
 
   const slider = h("input", { id: "replay-slider", type: "range", min: 1, max: last, value: at,
@@ -33,7 +62,8 @@ export async function replayPage(main, tableId, version, signal, games) {
   const ctx = contextOf(past, games);
   const happened = event ? describe(event, past, games) || event.type : "";
 
-  const audit = table.status === "finished" ? await auditPanel(tableId) : h("p", {}, "The audit is shown once the game is over.");
+  const audit = table.status === "finished" ? await auditPanel(replay) : h("p", {}, "The audit is shown once the game is over.");
+  if (signal.aborted) return;
   main.replaceChildren(h("section", { class: "replay-page" },
     h("h1", {}, `Replay: ${game ? game.title : table.game}`),
     h("p", { class: "banner" }, `Version ${at} of ${last}${happened ? `: ${happened}` : ""}`),
@@ -62,8 +92,13 @@ export async function replayPage(main, tableId, version, signal, games) {
   signal.addEventListener("abort", () => document.removeEventListener("keydown", keys), { once: true });
 }
 
-async function auditPanel(tableId) {
-  const audit = await api(`/tables/${tableId}/audit`);
+async function auditPanel(replay) {
+  const { tableId } = replay;
+  replay.audit ??= api(`/tables/${tableId}/audit`);
+  const audit = await replay.audit.catch((error) => {
+    replay.audit = null;
+    throw error;
+  });
   const check = (ok, what) => h("li", {}, `${ok ? "✔" : "✘"} ${what}`);
   return h("section", { class: `audit ${audit.ok ? "ok" : "failed"}`, "aria-label": "Audit" },
     h("h2", {}, audit.ok ? "Audit passed" : "Audit FAILED"),
