@@ -112,7 +112,7 @@ def build(
         ),
         tables,
         TableCache(config.cache_size),
-        snapshots := SnapshotStore(redis_client, registry, config.snapshot_every),
+        snapshots := SnapshotStore(redis_client, registry, config.snapshot_every, metrics),
     )
     turns = TurnQueue(
         redis_client,

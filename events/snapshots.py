@@ -39,6 +39,7 @@ from redis.exceptions import RedisError, ResponseError
 from domain.registry import GameRegistry
 from domain.table import Table
 from events.envelope import Position, canonical_json
+from telemetry.metrics import SnapshotRecorder
 
 LOG = logging.getLogger(__name__)
 SCHEMA = 1
@@ -92,12 +93,19 @@ class RestrictedUnpickler(pickle.Unpickler):
 class SnapshotStore:
     """Writes and reads a game's snapshots; every failure to read one is a miss, not an error."""
 
-    def __init__(self, redis: Redis, registry: GameRegistry, every: int = DEFAULT_EVERY) -> None:
+    def __init__(
+        self,
+        redis: Redis,
+        registry: GameRegistry,
+        every: int = DEFAULT_EVERY,
+        metrics: SnapshotRecorder | None = None,
+    ) -> None:
         if every < 1:
             raise ValueError("snapshots are taken every 1 or more events")
         self._redis = redis
         self.registry = registry
         self.every = every
+        self._metrics = metrics
 
     def stamp(self, game: str) -> dict[str, Any]:
         """What a snapshot of a `game` table must have been written under to be used today."""
@@ -129,6 +137,9 @@ class SnapshotStore:
             self._redis.zadd(snapshots_key(table_id), {blob: position.version})
         except RedisError:
             LOG.warning("table %s: no snapshot at version %d", table_id, position.version)
+            return
+        if self._metrics:
+            self._metrics.snapshot_written()
 
     def newest(self, table_id: str, at_most: int | None = None) -> Snapshot | None:
         """The newest usable snapshot at or below version `at_most` (None: any); one that is not
@@ -142,11 +153,18 @@ class SnapshotStore:
             LOG.warning("table %s: no snapshot read: %s", table_id, error)
             return None
         if not found:
+            self._record_read("miss")
             return None
         snapshot = self._usable(found[0])
         if snapshot is None:
             self.discard(table_id, found[0], "it does not match what reads it today")
+        else:
+            self._record_read("hit")
         return snapshot
+
+    def _record_read(self, result: str) -> None:
+        if self._metrics:
+            self._metrics.snapshot_read(result)
 
     def _usable(self, blob: bytes) -> Snapshot | None:
         """The snapshot in `blob` if it was written under today's stamp and is intact."""
@@ -174,6 +192,7 @@ class SnapshotStore:
     def discard(self, table_id: str, blob: bytes | Snapshot, why: str) -> None:
         """Delete a snapshot that must not be used (best effort: it is checked on every use)."""
         LOG.warning("table %s: discarded a snapshot: %s", table_id, why)
+        self._record_read("rejected")
         try:
             if isinstance(blob, Snapshot):
                 self._redis.zremrangebyscore(

@@ -25,9 +25,11 @@ from events.repository import TableCache, TableRepository, stamped
 from events.snapshots import SnapshotStore, snapshots_key
 from events.store import EventStore, stream_key
 from service.audit import default_upcasters
+from telemetry.metrics import Metrics
 from tests.conftest import IN_PROCESS
 from tests.test_api import new_game
 from tests.test_lost_writes import play
+from tests.test_operations import value
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 PLAYED = ["pig10", "krasskariert", "rollnbump", "wobble-rules2", "krumme10-rules2"]
@@ -242,3 +244,20 @@ def test_a_move_lands_and_is_acknowledged_when_its_snapshot_cannot_be_written(
         repository(any_redis, SnapshotStore(any_redis, REGISTRY, 1)).load_at(game.id).version
         == after
     )
+
+
+def test_snapshots_written_read_and_discarded_are_counted(any_redis: redis.Redis) -> None:
+    """The snapshot store reports to the process's metrics: each write, and each read by what
+    it found (none, a usable one, one it had to discard)."""
+    metrics = Metrics()
+    store = SnapshotStore(any_redis, REGISTRY, EVERY, metrics)
+    records = stored("pig10", any_redis)
+    repository(any_redis, store).load(TABLE_ID)  # nothing to start from: a miss, then a write
+    repository(any_redis, store).load(TABLE_ID)  # a cold read from that snapshot
+    repository(any_redis, OlderRules(any_redis, REGISTRY, EVERY, metrics)).load(TABLE_ID)
+    text = metrics.render().decode()
+    assert value(text, "spieltisch_snapshots_read_total", result="miss") >= 1
+    assert value(text, "spieltisch_snapshots_read_total", result="hit") >= 1
+    assert value(text, "spieltisch_snapshots_read_total", result="rejected") >= 1
+    assert value(text, "spieltisch_snapshots_written_total") >= 1
+    assert snapshot_versions(any_redis) == [len(records)]
