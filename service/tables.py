@@ -130,6 +130,17 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class MoveAsked:
+    """A seat's move request: the move, the version it was decided on, the seat-scoped
+    idempotency key (if any) and the fingerprint its receipt holds."""
+
+    move: JSON
+    expected_version: int
+    key: str | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
 class MoveAnswer:
     shown: Shown
     replayed: bool = False
@@ -317,37 +328,32 @@ class TableCommands:
         """
         seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
-        if idempotency_key is None:
-            return self._move(
-                table_id, caller, move, expected_version, key=None, fingerprint=fingerprint
-            )
-        key = f"{seat}:{idempotency_key}"
-        store = self.repository.store
-        if (first := store.receipt(table_id, key)) is not None:
-            return self._replay(table_id, caller, first, fingerprint)
+        key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
+        asked = MoveAsked(move, expected_version, key, fingerprint)
+        loaded, unread = self.repository.head(table_id, expected_version)
         try:
-            return self._move(
-                table_id, caller, move, expected_version, key=key, fingerprint=fingerprint
-            )
+            try:
+                return self._move(loaded, caller, asked)
+            except (ConcurrencyConflict, RuleError, TableError):
+                if not unread:
+                    raise
+            # Decided on the cached table unread: only the stream's own table may refuse it.
+            return self._move(self.repository.load(table_id), caller, asked)
         except (ConcurrencyConflict, RuleError, TableError):
-            if (first := store.receipt(table_id, key)) is None:
+            # A repeated key is answered with its first answer: the append script finds it
+            # before the version, and a request refused before it got there looks here.
+            if key is None or (first := self.repository.store.receipt(table_id, key)) is None:
                 raise
             return self._replay(table_id, caller, first, fingerprint)
 
-    def _move(
-        self,
-        table_id: str,
-        caller: Caller,
-        move: JSON,
-        expected_version: int,
-        *,
-        key: str | None,
-        fingerprint: str,
-    ) -> MoveAnswer:
+    def _move(self, unheld: Loaded, caller: Caller, asked: MoveAsked) -> MoveAnswer:
+        """The move `asked`, decided on `unheld` and appended on its head."""
         seat = seated(caller)
-        loaded = held(self.repository.load(table_id), caller)
-        if expected_version != loaded.table.version:
-            raise ConcurrencyConflict(expected_version, loaded.table.version)
+        table_id = unheld.table.id
+        move, fingerprint, key = asked.move, asked.fingerprint, asked.key
+        loaded = held(unheld, caller)
+        if asked.expected_version != loaded.table.version:
+            raise ConcurrencyConflict(asked.expected_version, loaded.table.version)
         if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
             raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
         command = MakeMove(seat, move, spent=self._spent(loaded))

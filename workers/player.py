@@ -68,7 +68,9 @@ class TurnPlayer:
         self.calls = calls
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
-        loaded = self.repository.load(table_id)
+        # Optimistic: a table this worker cached at `version` is not read again; if the stream
+        # has moved on (or lost it), the append is refused and the turn is stale.
+        loaded, _ = self.repository.head(table_id, version)
         table = loaded.table
         tables = self.repository.tables
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
