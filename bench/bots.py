@@ -165,7 +165,7 @@ def commands_per_turn(url: str, games: int) -> tuple[float, Counter[str]]:
     listening = threading.Event()
 
     def monitor() -> None:
-        with redis.Redis.from_url(url).monitor() as feed:
+        with redis.Redis.from_url(url).monitor() as feed:  # type: ignore[no-untyped-call]
             listening.set()
             for command in feed.listen():
                 if command.get("db") == db and command.get("client_type") != "lua":

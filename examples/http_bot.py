@@ -4,8 +4,8 @@ It follows the table's live event stream (Server-Sent Events, resumed with `Last
 whenever the connection ends), and each time someone else changed the table it asks for its
 seat's legal moves; when its seat is to act it sends one, naming the version it decided on. The
 move's answer carries the table and the seat's legal moves after it, so its own moves need no
-reads. A `409 stale-version` (the table moved on meanwhile) makes it read the moves again. It exits when the
-game is over, printing the result.
+reads. A `409 stale-version` (the table moved on meanwhile) makes it read the moves again. It
+exits when the game is over, printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
