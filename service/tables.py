@@ -388,16 +388,25 @@ class TableCommands:
         return True
 
     def play_for(
-        self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
+        self,
+        loaded: Loaded,
+        seat: int,
+        move: JSON,
+        substituted: str | None = None,
+        *,
+        queued: bool = False,
     ) -> bool:
         """Append a bot's move for `seat` on `loaded`; False if the table moved on meanwhile.
 
-        `substituted` is why a stand-in chose the move instead of the seat's own bot.
+        `substituted` is why a stand-in chose the move instead of the seat's own bot. `queued`:
+        this is the bot seat's own queued turn, so the table is marked as waiting already.
         """
         command = MakeMove(seat, move, substituted, self._spent(loaded))
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
-            self._commit(loaded.table.id, pending)
+            # A bot's turn was queued by a `schedule` that marked the table as waiting until the
+            # turn's claim runs out, so the sweep finds it already: no `expect` needed.
+            self._commit(loaded.table.id, pending, expected=queued)
         except ConcurrencyConflict:
             return False
         return True
@@ -456,12 +465,14 @@ class TableCommands:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        expected: bool = False,
     ) -> Appended | AlreadyAppended:
         """Append `pending`, then queue its bot turns. Once the append has landed the command
         is done: a failure to queue is logged, never raised, and the sweep queues them. The
-        append that ends the game sets its receipts to expire; its log never does."""
+        append that ends the game sets its receipts to expire; its log never does. `expected`:
+        the sweep will look at the table anyway (`Turns.expect` is not needed)."""
         table = pending.after.table
-        if self.turns is not None:
+        if self.turns is not None and not expected:
             self.turns.expect(table)
         ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(
