@@ -16,7 +16,7 @@ bot move (MONITOR, while all-bot games play; the bench's own commands left out).
 plays the same games on tables with the default bot delay and reaction time: all-bot tables
 play at full speed, so the delay should cost nothing there.
 
-    .venv/bin/python bench/bots.py [--moves 300] [--games 16] [--smoke]
+    .venv/bin/python bench/bots.py [--moves 300] [--games 16] [--noops 4000] [--smoke]
 """
 
 from __future__ import annotations
@@ -187,9 +187,10 @@ def main() -> None:
     arguments = parser(__doc__.splitlines()[0] if __doc__ else "")
     arguments.add_argument("--moves", type=int, default=300, help="human moves timed (300)")
     arguments.add_argument("--games", type=int, default=16, help="all-bot games at once (16)")
+    arguments.add_argument("--noops", type=int, default=4000, help="no-op jobs queued (4000)")
     args = arguments.parse_args()
     moves, games = (10, 2) if args.smoke else (args.moves, args.games)
-    noops = 200 if args.smoke else 4000
+    noops = 200 if args.smoke else args.noops
 
     with scratch_redis(args.redis_url) as connection:
         service = build(connection, Config(bot_delay_seconds=0, reaction_seconds=0))

@@ -59,6 +59,7 @@ P99_LIMIT_MS = 50.0
 TARGET, MOONSHOT = 600.0, 1000.0
 FAST_CLOCK = {"bot_delay_seconds": 0, "reaction_seconds": 0}
 STREAM_TIMEOUT = 10.0
+PER_ADDRESS = ("TABLES", "SEATS", "STREAMS", "READS")
 
 
 @dataclass
@@ -233,6 +234,9 @@ class Server:
             "REDIS_URL": url,
             "PORT": str(port),
             "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32),
+            # Every client thread comes from one address: the per-address limits (kept on,
+            # with their cost) are raised to what that many clients would each be allowed.
+            **{f"SPIELTISCH_LIMIT_{name}": "10000/second" for name in PER_ADDRESS},
             "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         }
         if profile is not None:
