@@ -120,7 +120,8 @@ class TurnQueue:
 
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns; one more queues the turns claimed, if any."""
-        with self.redis.pipeline() as pipe:
+        # Not a transaction: nothing here reads what another client may change meanwhile.
+        with self.redis.pipeline(transaction=False) as pipe:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
             claim = self._claim(table, pipe)
             replies = pipe.execute()
