@@ -12,8 +12,9 @@ bot delay, so the bots play as fast as the workers can.
 Client concurrency is ramped; each step prints moves/s (people, bots), the latency percentiles of
 the POSTs and GETs, and the CPU per move of the server processes (gunicorn and RQ, from /proc)
 and of Redis (`INFO cpu`). Last, the highest rate held with POST p99 <= 50 ms, beside the target
-(600 moves/s; moonshot 1,000). `--profile DIR` runs the web workers under cProfile (one file per
-process, written when they stop): the CPU figures then include the profiler's cost.
+(600 moves/s; moonshot 1,000). `--profile DIR` runs the web workers under cProfile
+(`bench/profiled.py`: one file per process, rewritten every few hundred requests); profiled
+requests take turns, so the figures of such a run are the profile's, not throughput.
 
     .venv/bin/python bench/load.py [--clients 4,8,16,24] [--seconds 10] [--workers 1] [--smoke]
 """
