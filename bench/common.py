@@ -7,10 +7,16 @@ The scripts are run as files (`python bench/<script>.py`), so each puts the repo
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import socket
 import statistics
-from collections.abc import Iterator, Sequence
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
 
 import redis
 
@@ -93,3 +99,48 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print("  ".join("-" * width for width in widths))
     for row in rows:
         print(line(row).rstrip())
+
+
+ROOT = Path(__file__).resolve().parents[1]
+PROCFILE = ROOT / "Procfile"
+
+
+LEADING_ASSIGNMENTS = re.compile(r"((?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*)(.*)", re.S)
+
+
+def procfile_command(process: str) -> str:
+    """The Procfile's command line of `process` (`web`, `worker`), as written there."""
+    for line in PROCFILE.read_text().splitlines():
+        name, colon, command = line.partition(":")
+        if colon and name.strip() == process:
+            return command.strip()
+    raise SystemExit(f"the Procfile has no {process!r} process")
+
+
+def start_procfile(
+    process: str,
+    env: Mapping[str, str],
+    log: IO[bytes],
+    replace: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Run the Procfile's `process` as a platform does (`sh -c`, its `${VAR:-default}`s taken
+    from `env`), with this interpreter's scripts first on the PATH; `replace` swaps parts of
+    the command (the app a bench serves). Its stdout (the access log) is dropped."""
+    command = procfile_command(process)
+    for old, new in (replace or {}).items():
+        if old not in command:
+            raise SystemExit(f"the Procfile's {process!r} command has no {old!r}")
+        command = command.replace(old, new)
+    path = os.pathsep.join(filter(None, [str(Path(sys.executable).parent), env.get("PATH")]))
+    # `exec` so that the server is the process the bench signals; the line's leading variable
+    # assignments (PROMETHEUS_MULTIPROC_DIR=...) go before it, where sh allows them.
+    split = LEADING_ASSIGNMENTS.fullmatch(command)
+    assert split is not None, "the pattern matches any line"
+    assignments, program = split.groups()
+    return subprocess.Popen(
+        ["sh", "-c", f"{assignments}exec {program}"],
+        cwd=ROOT,
+        env={**env, "PATH": path},
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+    )

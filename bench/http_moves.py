@@ -1,6 +1,6 @@
 """Pig 10 moves per second over real HTTP, against a minimal reference in the same server.
 
-One gunicorn (sync workers, as in the Procfile) serves both the API and the reference endpoint of
+One gunicorn, run from the Procfile's web line, serves both the API and the reference endpoint of
 `bench/reference_app.py`. A fixed number of client threads each play their own two-seat Pig 10
 games one after the other, always choosing a legal move from the hand the last answer showed; only
 successful move POSTs are counted (creating tables and taking seats is not). The same client
@@ -36,14 +36,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
-from bench.common import free_port, median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.common import (
+    free_port,
+    median,
+    p99,
+    parser,
+    print_table,
+    procfile_command,
+    ratio,
+    scratch_redis,
+    start_procfile,
+    verdict,
+)
 from bench.metrics import Samples, observed, scrape
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET = 0.7
+TARGET = 0.9
 """Our moves per second should be at least this share of the reference's requests per second."""
-WORKERS = 2
+SHIPPED_APP = "'bootstrap:web_app()'"
+REFERENCE_APP = "'bench.reference_app:web_app()'"
 REFERENCE_BODY = {"move": {"card": 7, "mode": "add"}, "expected_version": 12}
 """A body shaped like a move's; the reference reads it and ignores it."""
 
@@ -319,26 +331,18 @@ def run(
 
 
 @contextmanager
-def gunicorn(redis_url: str, workers: int) -> Iterator[tuple[int, int]]:
-    """gunicorn serving `bench.reference_app`: (port, master pid); stopped on exit, errors too."""
+def gunicorn(redis_url: str) -> Iterator[tuple[int, int]]:
+    """The Procfile's web process serving `bench.reference_app` (the shipped app plus the
+    reference endpoint): (port, master pid); stopped on exit, errors too."""
     port = free_port()
     # With a Redis URL every process must be given one signing key; the benchmark exports nothing.
     env = {**os.environ, "REDIS_URL": redis_url, "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32)}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PORT"] = str(port)
     with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory() as metrics:
         # As the Procfile runs it: its workers' metrics added up at /metrics.
         env["PROMETHEUS_MULTIPROC_DIR"] = metrics
-        process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "gunicorn", "--workers", str(workers)),
-                *("--config", "python:telemetry.gunicorn_hooks"),
-                *("--bind", f"127.0.0.1:{port}", "bench.reference_app:web_app()"),
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
+        process = start_procfile("web", env, log, {SHIPPED_APP: REFERENCE_APP})
         try:
             wait_healthy(port, process, log)
             yield port, process.pid
@@ -445,7 +449,7 @@ def main() -> None:
 
     with (
         scratch_redis(args.redis_url) as client,
-        gunicorn(args.redis_url, WORKERS) as (port, master),
+        gunicorn(args.redis_url) as (port, master),
     ):
         meter = CpuMeter(master, client)
         prefill(client, streams)
@@ -477,7 +481,8 @@ def main() -> None:
 
     share = ratio(ours.rate, reference.rate)
     print(
-        f"Pig 10 moves over HTTP: gunicorn --workers {WORKERS} (sync), {clients} client threads, "
+        f"Pig 10 moves over HTTP: the Procfile's web process ({procfile_command('web')}), "
+        f"{clients} client threads, "
         f"{rounds} alternating round(s) per side of {warmup:g} s warm-up + "
         f"{seconds / rounds:g} s measured ({seconds:g} s per side), Redis {args.redis_url}"
     )

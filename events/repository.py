@@ -7,7 +7,9 @@ read costs the events new since the last one, not the whole game.
 A cached table is never served ahead of its stream or diverged from it: every read fetches the
 cached head along with what follows it, and a refused append reports the stream's own head, so
 when Redis lost its last writes or was restored, the first read or write that meets the table
-drops the cached state and folds the stream again.
+drops the cached state and folds the stream again. A write at the cached version appends on the
+cached head without reading first (`head`): the append script checks the head itself, and only
+a landed append is answered.
 """
 
 from __future__ import annotations
@@ -169,6 +171,18 @@ class TableRepository:
             self.snapshots.save(table_id, loaded.table, loaded.position)
         except Exception:
             LOG.exception("table %s: no snapshot at version %d", table_id, loaded.version)
+
+    def head(self, table_id: str, version: int) -> tuple[Loaded, bool]:
+        """The table to decide a write on that expects `version`, and whether it is the cached
+        table taken unread (optimistic). Nothing decided on an optimistic table may be answered
+        before its append lands: the append script checks that the cached head is still the
+        stream's, and a refused append drops it (`commit`), so the writer reads and decides
+        again (`load`). Otherwise, the table as `load` reads it."""
+        check_table_id(table_id)
+        cached = self.cache.get(table_id)
+        if cached is not None and cached.version == version:
+            return cached, True
+        return self.load(table_id), False
 
     def _forget(self, table_id: str, stale: Loaded, why: str) -> None:
         # Worth a warning: the stream lost writes it had acknowledged, or was restored.

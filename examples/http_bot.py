@@ -1,10 +1,11 @@
 """An HTTP bot for Spieltisch, standard library only: copy it and rewrite `choose()`.
 
 It follows the table's live event stream (Server-Sent Events, resumed with `Last-Event-ID`
-whenever the connection ends), and each time the table changes it asks for its seat's legal
-moves; when its seat is to act it sends one, naming the version it decided on. A `409
-stale-version` (the table moved on meanwhile) makes it read the moves again. It exits when the
-game is over, printing the result.
+whenever the connection ends), and each time someone else changed the table it asks for its
+seat's legal moves; when its seat is to act it sends one, naming the version it decided on. The
+move's answer carries the table and the seat's legal moves after it, so its own moves need no
+reads. A `409 stale-version` (the table moved on meanwhile) makes it read the moves again. It
+exits when the game is over, printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
@@ -107,22 +108,30 @@ class Client:
 
 def take_turn(client: Client) -> int:
     """Move while the seat has legal moves (its turn, or a chance to act out of turn, like a
-    Wobble toss-in, which only its own moves tell it); the version at which it had none."""
+    Wobble toss-in, which only its own moves tell it); the version at which it had none.
+
+    Only a change made by someone else needs reading: a move's answer carries the table as
+    this seat sees it and its legal moves after the move, so the bot plays on from it."""
+    status, legal = client.call("GET", "/moves")
+    view = None
     while True:
-        status, legal = client.call("GET", "/moves")
         if status != 200:
             raise SystemExit(f"cannot read the legal moves: {status} {legal}")
         if not legal["moves"]:
             return int(legal["version"])
-        view = client.call("GET")[1]  # the table as this seat sees it
+        if view is None:
+            view = client.call("GET")[1]  # the table as this seat sees it
         move = choose(view, legal["moves"])
         body = {"move": move, "expected_version": legal["version"]}
         status, answer = client.call("POST", "/moves", body)
         if status == 200:
             print(f"v{legal['version']}: played {json.dumps(move)}", flush=True)
-        elif status != 409:  # 409: the table moved on after we read it (stale-version)
+            legal, view = answer["moves"], answer["table"]
+        elif status == 409:  # the table moved on after we read it (stale-version): read again
+            status, legal = client.call("GET", "/moves")
+            view = None
+        else:
             raise SystemExit(f"move refused: {status} {answer}")
-        # Read again: the seat may be to act again (or still), with no new event to say so.
 
 
 def main(argv: list[str] | None = None) -> int:

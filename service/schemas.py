@@ -261,6 +261,8 @@ class MoveResultSchema(Schema):
     version = fields.Integer()
     events = fields.List(fields.Nested(EventSchema))
     table = fields.Nested(TableSchema)
+    to_act = fields.List(fields.Integer())
+    moves = fields.Nested(LegalMovesSchema, allow_none=True)
 
 
 class AuditSchema(Schema):

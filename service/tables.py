@@ -137,6 +137,17 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class MoveAsked:
+    """A seat's move request: the move, the version it was decided on, the seat-scoped
+    idempotency key (if any) and the fingerprint its receipt holds."""
+
+    move: JSON
+    expected_version: int
+    key: str | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
 class MoveAnswer:
     shown: Shown
     replayed: bool = False
@@ -326,37 +337,32 @@ class TableCommands:
         """
         seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
-        if idempotency_key is None:
-            return self._move(
-                table_id, caller, move, expected_version, key=None, fingerprint=fingerprint
-            )
-        key = f"{seat}:{idempotency_key}"
-        store = self.repository.store
-        if (first := store.receipt(table_id, key)) is not None:
-            return self._replay(table_id, caller, first, fingerprint)
+        key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
+        asked = MoveAsked(move, expected_version, key, fingerprint)
+        loaded, unread = self.repository.head(table_id, expected_version)
         try:
-            return self._move(
-                table_id, caller, move, expected_version, key=key, fingerprint=fingerprint
-            )
+            try:
+                return self._move(loaded, caller, asked)
+            except (ConcurrencyConflict, RuleError, TableError):
+                if not unread:
+                    raise
+            # Decided on the cached table unread: only the stream's own table may refuse it.
+            return self._move(self.repository.load(table_id), caller, asked)
         except (ConcurrencyConflict, RuleError, TableError):
-            if (first := store.receipt(table_id, key)) is None:
+            # A repeated key is answered with its first answer: the append script finds it
+            # before the version, and a request refused before it got there looks here.
+            if key is None or (first := self.repository.store.receipt(table_id, key)) is None:
                 raise
             return self._replay(table_id, caller, first, fingerprint)
 
-    def _move(
-        self,
-        table_id: str,
-        caller: Caller,
-        move: JSON,
-        expected_version: int,
-        *,
-        key: str | None,
-        fingerprint: str,
-    ) -> MoveAnswer:
+    def _move(self, unheld: Loaded, caller: Caller, asked: MoveAsked) -> MoveAnswer:
+        """The move `asked`, decided on `unheld` and appended on its head."""
         seat = seated(caller)
-        loaded = held(self.repository.load(table_id), caller)
-        if expected_version != loaded.table.version:
-            raise ConcurrencyConflict(expected_version, loaded.table.version)
+        table_id = unheld.table.id
+        move, fingerprint, key = asked.move, asked.fingerprint, asked.key
+        loaded = held(unheld, caller)
+        if asked.expected_version != loaded.table.version:
+            raise ConcurrencyConflict(asked.expected_version, loaded.table.version)
         if (taken := loaded.table.seats[seat]) is not None and taken.bot is not None:
             raise NotYourTurn(f"seat {seat} was handed to a bot; it plays the seat from now on")
         command = MakeMove(seat, move, spent=self._spent(loaded))
@@ -392,16 +398,25 @@ class TableCommands:
         return True
 
     def play_for(
-        self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
+        self,
+        loaded: Loaded,
+        seat: int,
+        move: JSON,
+        substituted: str | None = None,
+        *,
+        queued: bool = False,
     ) -> bool:
         """Append a bot's move for `seat` on `loaded`; False if the table moved on meanwhile.
 
-        `substituted` is why a stand-in chose the move instead of the seat's own bot.
+        `substituted` is why a stand-in chose the move instead of the seat's own bot. `queued`:
+        this is the bot seat's own queued turn, so the table is marked as waiting already.
         """
         command = MakeMove(seat, move, substituted, self._spent(loaded))
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
-            self._commit(loaded.table.id, pending)
+            # A bot's turn was queued by a `schedule` that marked the table as waiting until the
+            # turn's claim runs out, so the sweep finds it already: no `expect` needed.
+            self._commit(loaded.table.id, pending, expected=queued)
         except ConcurrencyConflict:
             return False
         self._count_move(loaded.table.game, "bot" if substituted is None else "stand_in")
@@ -465,12 +480,14 @@ class TableCommands:
         *,
         idempotency: str | None = None,
         receipt: str = "",
+        expected: bool = False,
     ) -> Appended | AlreadyAppended:
         """Append `pending`, then queue its bot turns. Once the append has landed the command
         is done: a failure to queue is logged, never raised, and the sweep queues them. The
-        append that ends the game sets its receipts to expire; its log never does."""
+        append that ends the game sets its receipts to expire; its log never does. `expected`:
+        the sweep will look at the table anyway (`Turns.expect` is not needed)."""
         table = pending.after.table
-        if self.turns is not None:
+        if self.turns is not None and not expected:
             self.turns.expect(table)
         ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(

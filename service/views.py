@@ -79,7 +79,8 @@ class FrameOf:
 
 @dataclass(frozen=True)
 class MoveMade:
-    """The answer to a move: the events it appended and the table after them."""
+    """The answer to a move: the events it appended, the table after them, who it waits for
+    and the mover's legal moves there."""
 
     table: Table
     records: Sequence[Recorded]
@@ -129,14 +130,7 @@ class Views:
                 return Shown(seats_json(table))
             case MovesOf(table):
                 assert seat is not None, "only a seat has moves"
-                return Shown(
-                    {
-                        "version": table.version,
-                        "seat": seat,
-                        "to_act": seat in self.tables.to_act(table),
-                        "moves": self.tables.legal_moves(table, seat),
-                    }
-                )
+                return Shown(self._moves(table, seat))
             case LogOf(table, records, through):
                 return Shown(
                     {
@@ -152,11 +146,15 @@ class Views:
                     frame["deadlines"] = self.tables.view_deadlines(table)
                 return Shown(frame)
             case MoveMade(table, records):
+                # Everything the mover needs next, so that a move is one request.
+                view = self.tables.view(table, seat)
                 return Shown(
                     {
                         "version": table.version,
                         "events": self._log(table, records, seat),
-                        "table": self.tables.view(table, seat),
+                        "table": view,
+                        "to_act": view["to_act"],
+                        "moves": None if seat is None else self._moves(table, seat),
                     }
                 )
             case SeatGiven(table, taken, token):
@@ -173,6 +171,15 @@ class Views:
                 )
             case ScoresOf(table, timeline):
                 return Shown({"version": table.version, "scores": [[v, s] for v, s in timeline]})
+
+    def _moves(self, table: Table, seat: int) -> dict[str, Any]:
+        """`seat`'s own legal moves, and whether the table waits for it (its reactions too)."""
+        return {
+            "version": table.version,
+            "seat": seat,
+            "to_act": seat in self.tables.to_act(table),
+            "moves": self.tables.legal_moves(table, seat),
+        }
 
     def _log(
         self, table: Table, records: Sequence[Recorded], seat: int | None

@@ -111,6 +111,27 @@ def test_a_three_seat_game_is_played_to_the_end_and_audits(client: FlaskClient) 
     assert audit["commands"] == 4 + len([r for r in game.responses if "events" in (r[1] or {})])
 
 
+def test_a_moves_answer_carries_everything_its_mover_needs_next(client: FlaskClient) -> None:
+    """One request per move: the answer holds the new version, the mover's table, who the table
+    waits for and the mover's legal moves there, each as its own GET would answer it."""
+    game = new_game(client, 2, first_seat=0)
+    legal = game.get("/moves", 0)
+    status, answer, _ = game.post_move(0, legal["moves"][0], legal["version"])
+    assert status == 200, answer
+    assert set(answer) == {"version", "events", "table", "to_act", "moves"}
+    assert answer["version"] == legal["version"] + len(answer["events"])
+    assert answer["table"] == game.get("", 0)
+    assert answer["to_act"] == answer["table"]["to_act"] == [1]
+    assert answer["moves"] == game.get("/moves", 0)
+    waiting = {"version": answer["version"], "seat": 0, "to_act": False, "moves": []}
+    assert answer["moves"] == waiting
+    following = game.get("/moves", 1)
+    status, answer, _ = game.post_move(1, following["moves"][0], following["version"])
+    assert status == 200, answer
+    assert answer["moves"]["seat"] == 1
+    assert answer["to_act"] == [0]
+
+
 def test_nobody_sees_another_seats_hand_while_the_game_runs(client: FlaskClient) -> None:
     game = new_game(client, 3)
     for _ in bounded("the game did not end"):

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import redis
 from flask.testing import FlaskClient
+from rq.utils import now as rq_now
 
 from bootstrap import Services, build, web_app
 from domain.bots import RandomBot, Turn
@@ -34,6 +35,7 @@ from service.tables import BotSeat
 from service.views import SPECTATOR
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
+from workers import worker as worker_module
 from workers.player import Outcome
 from workers.turns import WAITING, TurnQueue, bot_queue, claim_key, job_id
 from workers.webhook import SIGNATURE_HEADER
@@ -600,3 +602,73 @@ def test_reads_never_write(runtime: Services) -> None:
     assert sorted(key for key in redis_client.scan_iter() if key not in caches) == keys
     assert redis_client.xlen(f"game:{{{table_id}}}:events") == stream
     assert bot_queue(redis_client).count == 0
+
+
+# -- what a bot turn costs in Redis ----------------------------------------------------------------
+
+
+def test_a_turns_job_keeps_no_result_and_its_failure_for_a_day(runtime: Services) -> None:
+    """A finished turn leaves nothing behind in Redis; a failed one is kept a day to look at."""
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    seat_human(service, table_id)
+    version = service.repository.load(table_id).version
+    job = bot_queue(runtime.turns.redis).fetch_job(job_id(table_id, version, 1))
+    assert job is not None
+    assert (job.result_ttl, job.failure_ttl, job.timeout) == (
+        0,
+        24 * 3600,
+        runtime.turns.job_timeout,
+    )
+    drain(runtime)
+    assert not runtime.turns.redis.exists(job.key), "no result kept"
+    assert service.repository.load(table_id).version > version, "the bot moved"
+
+
+def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
+    runtime: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With its clock stopped, a worker playing a whole all-bot game sends a standalone
+    heartbeat once, not before every job, and writes 'idle' once after each job, not twice
+    (what RQ sends in its own pipelines is left as it is)."""
+    stopped = rq_now()
+    monkeypatch.setattr(worker_module, "now", lambda: stopped)
+    bots = [BotSeat(0, "random"), BotSeat(1, "random")]
+    table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+    redis_client = runtime.turns.redis
+    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play)
+    writes: list[str] = []
+    original = type(redis_client).hset
+
+    def noted(self: redis.Redis, name: str, key: str | None = None, *args: Any, **kw: Any) -> Any:
+        standalone = not isinstance(self, redis.client.Pipeline)
+        if standalone and name == worker.key and key in ("last_heartbeat", "state"):
+            writes.append(key)
+        return original(self, name, key, *args, **kw)
+
+    monkeypatch.setattr(type(redis_client), "hset", noted)
+    worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+    table = runtime.repository.load(table_id).table
+    assert table.result is not None, "the bots played the game to its end"
+    turns = sum(1 for r in runtime.repository.store.read(table_id) if r.type == "pig10.CardPlayed")
+    assert turns > 10
+    assert writes.count("last_heartbeat") <= 1, writes
+    assert writes.count("state") <= turns + 4, "one idle a job, and a few at start and end"
+
+
+def test_a_bots_queued_turn_does_not_mark_its_table_waiting_again(runtime: Services) -> None:
+    """The schedule that queued the turn marked the table waiting: the bot's append does not
+    ask Redis again, and the table stays marked until its next turn is scheduled."""
+    bots = [BotSeat(0, "random"), BotSeat(1, "random")]
+    table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+    redis_client = runtime.turns.redis
+    assert redis_client.zscore(WAITING, table_id) is not None
+    loaded = runtime.repository.load(table_id)
+    (seat,) = runtime.repository.tables.to_act(loaded.table)
+    calls: list[Table] = []
+    expect = runtime.turns.expect
+    runtime.turns.expect = lambda table: calls.append(table) or expect(table)  # type: ignore[method-assign,func-returns-value]
+    assert runtime.player.play(table_id, loaded.version, seat) is Outcome.PLAYED
+    assert calls == []
+    assert redis_client.zscore(WAITING, table_id) is not None

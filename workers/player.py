@@ -36,9 +36,16 @@ class BotMoves(Protocol):
     """Where a bot's move goes: the service's `TableCommands`."""
 
     def play_for(
-        self, loaded: Loaded, seat: int, move: JSON, substituted: str | None = None
+        self,
+        loaded: Loaded,
+        seat: int,
+        move: JSON,
+        substituted: str | None = None,
+        *,
+        queued: bool = False,
     ) -> bool:
-        """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile."""
+        """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile;
+        `queued`: the bot seat's own queued turn."""
         ...
 
     def expire(self, loaded: Loaded) -> bool:
@@ -71,7 +78,9 @@ class TurnPlayer:
         self.metrics = metrics
 
     def play(self, table_id: str, version: int, seat: int) -> Outcome:
-        loaded = self.repository.load(table_id)
+        # Optimistic: a table this worker cached at `version` is not read again; if the stream
+        # has moved on (or lost it), the append is refused and the turn is stale.
+        loaded, _ = self.repository.head(table_id, version)
         table = loaded.table
         tables = self.repository.tables
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
@@ -141,14 +150,14 @@ class TurnPlayer:
             assert player.bot is not None
             move = self.bots.bot(player.bot, player.level).choose(turn, rng)
         try:
-            appended = self.moves.play_for(loaded, seat, move, substituted)
+            appended = self.moves.play_for(loaded, seat, move, substituted, queued=True)
         except (RuleError, TableError):
             # Only a webhook can answer with a move the rules refuse; a stand-in plays instead.
             if player.webhook is None or substituted is not None:
                 raise
             substituted = "illegal"
             move = self.bots.bot(STAND_IN, None).choose(turn, rng)
-            appended = self.moves.play_for(loaded, seat, move, substituted)
+            appended = self.moves.play_for(loaded, seat, move, substituted, queued=True)
         if not appended:
             return Outcome.STALE
         outcome = Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from redis import Redis
+from redis.client import Pipeline
 from rq import Queue, Retry
 from rq.serializers import JSONSerializer
 
@@ -52,6 +54,14 @@ def claim_key(table_id: str, version: int, seat: int) -> str:
 def has_bots(table: Table) -> bool:
     """Whether any seat of `table` is played by a machine (a built-in bot or a webhook)."""
     return any(seat and seat.player for seat in table.seats)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The bot seats whose turns a pipeline claims, and when they may play (None: at once)."""
+
+    bots: list[int]
+    due: datetime | None
 
 
 class TableSource(Protocol):
@@ -107,13 +117,21 @@ class TurnQueue:
 
     def schedule(self, table: Table) -> list[str]:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
-        timeouts of the people it waits for; the job ids."""
-        ids = self._expiry(table) + self._timeouts(table) + self._turns(table)
+        timeouts of the people it waits for; the job ids.
+
+        One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
+        turns; one more queues the turns claimed, if any."""
+        # Not a transaction: nothing here reads what another client may change meanwhile.
+        with self.redis.pipeline(transaction=False) as pipe:
+            ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
+            claim = self._claim(table, pipe)
+            replies = pipe.execute()
+        ids += self._queue(table, claim, replies)
         if ids:
             self.wake()
         return ids
 
-    def _expiry(self, table: Table) -> list[str]:
+    def _expiry(self, table: Table, pipe: Pipeline) -> list[str]:
         """An open table expires when nobody sat down at it for `open_table_seconds`: each
         seat taken schedules the one job of the table again, later."""
         if table.status is not Status.OPEN or table.changed_at is None:
@@ -123,11 +141,11 @@ class TurnQueue:
             EXPIRE,
             table.id,
             table.version,
-            **self._options(f"expire-{table.id}"),
+            **self._options(f"expire-{table.id}", pipe),
         )
         return [job.id]
 
-    def _timeouts(self, table: Table) -> list[str]:
+    def _timeouts(self, table: Table, pipe: Pipeline) -> list[str]:
         if not table.has_people or table.status is not Status.RUNNING:
             return []
         ids = []
@@ -140,37 +158,48 @@ class TurnQueue:
                 table.id,
                 table.version,
                 seat,
-                **self._options(timeout_job_id(table.id, table.version, seat)),
+                **self._options(timeout_job_id(table.id, table.version, seat), pipe),
             )
             ids.append(job.id)
         return ids
 
     def _turns(self, table: Table) -> list[str]:
+        """Claim and queue the bot turns of `table` (the sweep's part of `schedule`)."""
+        with self.redis.pipeline(transaction=False) as pipe:
+            claim = self._claim(table, pipe)
+            replies = pipe.execute()
+        return self._queue(table, claim, replies)
+
+    def _claim(self, table: Table, pipe: Pipeline) -> Claim:
+        """Claim in `pipe` the turns of `table`'s bot seats that may act, and mark the table
+        as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
         if not has_bots(table):
-            return []
+            return Claim([], None)
         may_act = self.tables.may_act(table)
         bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
         if not bots:
-            self.redis.zrem(WAITING, table.id)
-            return []
+            pipe.zrem(WAITING, table.id)
+            return Claim([], None)
         due = self._paced(table, may_act)
         wait_ms = 0 if due is None else max(0, round((due.timestamp() - self.clock()) * 1000))
         claim_ms = self.claim_ms + wait_ms
-        # One round trip claims the turns and marks the table as waiting; one more queues
-        # the claimed ones: a bot move costs the worker few Redis calls beyond RQ's own.
-        with self.redis.pipeline(transaction=False) as pipe:
-            for seat in bots:
-                pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
-            pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
-            claimed = pipe.execute()[:-1]
-        fresh = [seat for seat, new in zip(bots, claimed, strict=True) if new]
+        for seat in bots:
+            pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
+        pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
+        return Claim(bots, due)
+
+    def _queue(self, table: Table, claim: Claim, replies: list[Any]) -> list[str]:
+        """Queue the turns `claim` won (its replies, then the waiting mark's, end `replies`)."""
+        if not claim.bots:
+            return []
+        won = replies[-1 - len(claim.bots) : -1]
+        fresh = [seat for seat, new in zip(claim.bots, won, strict=True) if new]
         if not fresh:
             return []
-        if wait_ms:
-            assert due is not None
+        if claim.due is not None:
             for seat in fresh:
                 self.queue.enqueue_at(
-                    due,
+                    claim.due,
                     PLAY_TURN,
                     table.id,
                     table.version,
@@ -211,10 +240,12 @@ class TurnQueue:
             "meta": job_meta(),
         }
 
-    def _options(self, job: str) -> dict[str, Any]:
-        """`_prepared` as `Queue.enqueue_at` names them."""
+    def _options(self, job: str, pipe: Pipeline | None = None) -> dict[str, Any]:
+        """`_prepared` as `Queue.enqueue_at` names them, written in `pipe` if given."""
         prepared = self._prepared(job)
         prepared["job_timeout"] = prepared.pop("timeout")
+        if pipe is not None:
+            prepared["pipeline"] = pipe
         return prepared
 
     def _due(self, wait_ms: int = 0) -> float:

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from redis.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
@@ -27,6 +28,7 @@ from rq.queue import Queue
 from rq.scheduler import RQScheduler
 from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
+from rq.utils import now
 
 from telemetry.logs import JOB_LOG, REQUEST_ID, REQUEST_ID_META
 from telemetry.metrics import Metrics
@@ -34,6 +36,8 @@ from workers.jobs import PLAYER, expire, play_turn, time_out
 from workers.player import TurnPlayer
 from workers.turns import TableSource, TurnQueue, bot_queue
 
+HEARTBEAT_SECONDS = 1.0
+"""The least time between a worker's standalone heartbeats (see `BotWorker.heartbeat`)."""
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
 OUTAGE = (RedisConnectionError, RedisTimeoutError)
@@ -153,9 +157,27 @@ class BotWorker(SimpleWorker):
         if self.play.metrics is not None:
             self.play.metrics.job(name, status, seconds)
 
-    def heartbeat(self, *args: Any, **kwargs: Any) -> None:
+    # A bot turn is a few milliseconds of work; RQ's bookkeeping around each job is most of
+    # its Redis calls. Two of them are repeats that nothing reads in between: a standalone
+    # heartbeat before every dequeue (the worker's key lives `worker_ttl + 60` seconds, so one
+    # a second is plenty) and the state written "idle" after a job and again before the next
+    # dequeue. Heartbeats and states sent in RQ's own pipelines are kept as they are.
+    def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
+        last = self.last_heartbeat
+        if (
+            pipeline is None
+            and timeout is None
+            and last is not None
+            and (now() - last).total_seconds() < HEARTBEAT_SECONDS
+        ):
+            return
         with self._riding_out("a heartbeat"):
-            super().heartbeat(*args, **kwargs)
+            super().heartbeat(timeout, pipeline)
+
+    def set_state(self, state: str, pipeline: Pipeline | None = None) -> None:
+        if pipeline is None and state == self._state:
+            return
+        super().set_state(state, pipeline)
 
     def check_for_suspension(self, burst: bool) -> None:
         with self._riding_out("the check for suspension"):

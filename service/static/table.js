@@ -177,7 +177,10 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         headers: { "Idempotency-Key": idempotencyKey() },
         body: { move: option.move, expected_version: shown.legal.version },
       });
-      shown = { ...shown, table: answer.table, legal: null, picker: null };
+      // The answer holds the table and this seat's moves at the new version: no reads needed.
+      const legal = answer.moves ?? null;
+      shown = { table: answer.table, legal, picker: legal ? new Picker(options(answer.table, legal, games)) : null };
+      if (!legal) missed = Infinity;  // a replayed answer from before answers carried moves
       announce(`You: ${option.label}`);
     } catch (error) {
       if (error instanceof ApiError && error.problem.type?.endsWith("/stale-version")) {
@@ -186,17 +189,28 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         feedback.textContent = `Move refused: ${error.message}`;
       }
       shown.picker?.clear();
+      missed = Infinity;  // read the table as it is now
     } finally {
       sending = false;
     }
     render();
-    refresh();
+    // Read again only if the answer did not carry everything or the table moved on past it.
+    if (missed > shown.table.version || !shown.legal) refresh();
+    missed = 0;
   };
 
-  // One refresh at a time; a request during one makes one more run after it.
+  // One refresh at a time; a request during one makes one more run after it. `upTo` is the
+  // version an event announced: nothing to read if the table shown is there already, and
+  // nothing yet while a move is on its way (its answer brings the table; `send` reads after it
+  // only if events went past it).
   let refreshing = null;
   let again = false;
-  const refresh = async () => {
+  let missed = 0;
+  const refresh = async (upTo) => {
+    if (upTo !== undefined) {
+      if (sending) { missed = Math.max(missed, upTo); return; }
+      if (shown.table && shown.table.version >= upTo) return;
+    }
     if (refreshing) { again = true; return refreshing; }
     refreshing = (async () => {
       do {
@@ -208,6 +222,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
           if (signal.aborted) return;
           // A move landed between the two reads: show them only once they agree.
           if (legal && legal.version !== table.version) { again = true; continue; }
+          // A move's answer showed a later table while these reads were under way.
+          if (shown.table && table.version < shown.table.version) continue;
           const unchanged = shown.legal && legal && shown.legal.version === legal.version;
           const picker = unchanged ? shown.picker : legal ? new Picker(options(table, legal, games)) : null;
           shown = { table, legal, picker };
@@ -230,7 +246,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     onEvent: (event) => {
       const line = describe(event, shown.table, games);
       if (line) log.prepend(h("li", { value: event.seq }, line));
-      refresh();
+      refresh(event.seq);
     },
   }).then(() => { connection.textContent = shown.table?.status === "finished" ? "game over" : "stream ended"; })
     .catch((error) => { connection.textContent = `stream failed: ${error.message}`; });
