@@ -43,7 +43,7 @@ from service.verifier import main as verify
 from service.views import Views
 from workers.player import TurnPlayer
 from workers.turns import TurnQueue, bot_queue
-from workers.webhook import WebhookClient
+from workers.webhook import AddressGuard, WebhookClient
 from workers.worker import BotPlay, BotWorker, EmbeddedWorker
 
 SERVICES = "spieltisch.services"
@@ -127,7 +127,7 @@ def build(
     queries = TableQueries(
         repository=repository, views=views, index=index, signer=signer or Signer.generate()
     )
-    webhooks = WebhookClient(config.webhook_timeout_seconds)
+    webhooks = WebhookClient(config.webhook_timeout_seconds, webhook_guard(config))
     player = TurnPlayer(repository, handler, bots, webhooks, handler.clock, calls=webhook_calls)
     return Services(config, redis_client, repository, handler, queries, bots, turns, player)
 
@@ -184,9 +184,16 @@ def web_app(
         queries=services.queries,
         bots=services.bots,
         limiter=limiter_for(config),
+        refuse_webhook=webhook_guard(config).refusal,
     )
     app.extensions[SERVICES] = services
     return app
+
+
+def webhook_guard(config: Config) -> AddressGuard:
+    """Where webhooks may be called: public addresses, the allowed ones and, embedded, loopback
+    (so the examples/ bots run beside `spieltisch` as they are)."""
+    return AddressGuard.of(config.webhook_allow, loopback=config.redis_url is None)
 
 
 def webhook_pool(config: Config) -> Executor:

@@ -5,6 +5,7 @@ Everything the app needs is built by the composition root (`bootstrap`) and hand
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from service.client import CONTENT_SECURITY_POLICY, client
 from service.config import Config
 from service.errors import register_error_handlers
 from service.limits import limit_routes
-from service.routes import api
+from service.routes import REFUSE_WEBHOOK, api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 
@@ -39,8 +40,10 @@ def create_app(
     queries: TableQueries,
     bots: BotCatalogue | None,
     limiter: Limiter,
+    refuse_webhook: Callable[[str], str | None] = lambda url: None,
 ) -> Flask:
-    """The web app over the given services; `bootstrap.web_app` builds them."""
+    """The web app over the given services; `bootstrap.web_app` builds them. `refuse_webhook`
+    says why a seat's webhook URL is refused before it is ever called (None: it is not)."""
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -49,6 +52,7 @@ def create_app(
     app.extensions["spieltisch.bots"] = bots
     app.extensions["redis"] = redis_client
     app.extensions["spieltisch.config"] = config
+    app.extensions[REFUSE_WEBHOOK] = refuse_webhook
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams)
     app.register_blueprint(api)
     app.register_blueprint(client)

@@ -50,6 +50,7 @@ EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 KEYS = schemas.KeysSchema()
 
+REFUSE_WEBHOOK = "spieltisch.refuse_webhook"
 IDEMPOTENCY_KEY_MAX = 200
 MAX_VERSION = 2**53
 MAX_DEPTH = 32
@@ -225,6 +226,12 @@ def list_seats(table_id: str) -> tuple[Response, int]:
 def take_seat(table_id: str) -> tuple[Response, int]:
     caller = queries().caller(table_id, bearer_token())
     args = body(TAKE_SEAT)
+    if (webhook := args.get("webhook")) and (
+        why := current_app.extensions[REFUSE_WEBHOOK](webhook)
+    ):
+        raise InvalidBody(
+            f"the webhook is not called: {why}", errors={"webhook": [f"{why}; see the README"]}
+        )
     taken = commands().take_seat(
         table_id,
         caller,

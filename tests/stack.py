@@ -24,6 +24,8 @@ WAIT = 30.0
 """Seconds any one step may take before the test fails (a lost turn is found in about 16)."""
 ENV = {
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
+    # The tests' webhook bots listen on loopback, which a deployment refuses unless allowed.
+    "SPIELTISCH_WEBHOOK_ALLOW": "127.0.0.1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
     # Bots beside people play at full speed unless a table's clock says otherwise: RQ's
