@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import fakeredis
+import gevent
+import gevent.monkey
 import redis
 from flask import Flask
 from gunicorn.app.base import BaseApplication
@@ -93,7 +95,7 @@ def build(
     registry = registry or config.registry()
     tables = Tables(registry)
     # The search bot's thinking time is measured by a clock it is given: domain/ reads none.
-    bots = default_catalogue(registry, time.perf_counter)
+    bots = default_catalogue(registry, bot_clock())
     views = Views(tables)
     repository = TableRepository(
         EventStore(
@@ -130,6 +132,20 @@ def build(
     webhooks = WebhookClient(config.webhook_timeout_seconds, webhook_guard(config))
     player = TurnPlayer(repository, handler, bots, webhooks, handler.clock, calls=webhook_calls)
     return Services(config, redis_client, repository, handler, queries, bots, turns, player)
+
+
+def bot_clock() -> Callable[[], float]:
+    """The search bots' clock. In a gevent worker (the embedded `spieltisch` plays bot turns in
+    its web process) each reading lets the other greenlets run first: gevent never preempts, so
+    a bot thinking for a second would otherwise hold every request up for that second."""
+    if not gevent.monkey.is_module_patched("threading"):
+        return time.perf_counter
+
+    def yielding() -> float:
+        gevent.sleep(0)
+        return time.perf_counter()
+
+    return yielding
 
 
 BLOCK_MARGIN_SECONDS = 5.0
@@ -241,14 +257,15 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type h
 
 
 def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
-    """Gunicorn's settings for `spieltisch`: embedded, one process (the fakeredis and the bot
-    worker live in it) with threads; with `REDIS_URL`, as many processes as the Procfile."""
+    """Gunicorn's settings for `spieltisch`: the Procfile's gevent workers (a slow client holds
+    a greenlet, not one of a few threads); embedded, one process (the fakeredis and the bot
+    worker live in it); with `REDIS_URL`, as many processes as the Procfile."""
     processes = 1 if config.redis_url is None else int(os.environ.get("WEB_CONCURRENCY", "2"))
     return {
         "bind": f"{host}:{port}",
         "workers": processes,
-        "worker_class": "gthread",
-        "threads": int(os.environ.get("WEB_THREADS", "32")),
+        "worker_class": "gevent",
+        "worker_connections": int(os.environ.get("WEB_CONNECTIONS", "1000")),
         "accesslog": "-",
     }
 

@@ -58,8 +58,8 @@ class Stack:
         self.base = f"http://127.0.0.1:{port}"
         self.web = self._spawn(
             [
-                *(sys.executable, "-m", "gunicorn", "--worker-class", "gthread"),
-                *("--workers", "2", "--threads", "32", "--access-logfile", "-"),
+                *(sys.executable, "-m", "gunicorn", "--worker-class", "gevent"),
+                *("--workers", "2", "--worker-connections", "1000", "--access-logfile", "-"),
                 *("--access-logformat", ACCESS_LOG),
                 *("--bind", f"127.0.0.1:{port}", "bootstrap:web_app()"),
             ],
