@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import socket
 import statistics
+import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -55,6 +56,17 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server the script started: politely, then, after 15 s, not."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def median(samples: Sequence[float]) -> float:

@@ -36,7 +36,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
-from bench.common import free_port, median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.common import (
+    free_port,
+    median,
+    p99,
+    parser,
+    print_table,
+    ratio,
+    scratch_redis,
+    stop,
+    verdict,
+)
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -331,13 +341,7 @@ def gunicorn(redis_url: str, workers: int) -> Iterator[tuple[int, int]]:
             wait_healthy(port, process, log)
             yield port, process.pid
         finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            stop(process)
 
 
 def wait_healthy(

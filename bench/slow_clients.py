@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import free_port, median, parser, print_table, scratch_redis, verdict
+from bench.common import free_port, median, parser, print_table, scratch_redis, stop, verdict
 from bench.http_moves import Client, Game, expect, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,12 +63,7 @@ def server(redis_url: str | None) -> Iterator[int]:
             wait_healthy(port, process, log)
             yield port
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
 
 
 class Tricklers:
