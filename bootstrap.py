@@ -39,6 +39,7 @@ from service.app import create_app
 from service.audit import default_upcasters
 from service.config import Config
 from service.limits import limiter_for
+from service.quotas import Quotas
 from service.signing import Signer
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
@@ -115,6 +116,7 @@ def build(
         wake=wake,
     )
     index = TableIndex(redis_client)
+    quotas = Quotas(redis_client, repository.store, config.max_open_tables, config.max_bot_tables)
     handler = TableCommands(
         repository=repository,
         vault=SeedVault(redis_client),
@@ -124,6 +126,7 @@ def build(
         index=index,
         default_clock=config.default_clock,
         receipts_ttl_seconds=config.receipts_ttl_seconds,
+        quotas=quotas,
         **commands,
     )
     queries = TableQueries(

@@ -233,5 +233,18 @@ class EventStore:
         """`record` with its data at the current schema version."""
         return self._upcasters.upcast(record)
 
+    def last_types(self, game_ids: Sequence[str]) -> list[str | None]:
+        """The type of each game's newest event (None: it has no stream), in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.xrevrange(stream_key(game_id), "+", "-", count=1)
+        found: list[list[tuple[bytes, dict[bytes, bytes]]]] = pipe.execute()
+        return [
+            Recorded.from_stored(entries[0][1][b"e"], entries[0][1][b"h"].decode()).type
+            if entries
+            else None
+            for entries in found
+        ]
+
     def exists(self, game_id: str) -> bool:
         return bool(self._redis.exists(stream_key(game_id)))

@@ -30,6 +30,7 @@ from domain.table import (
 )
 from events.repository import UnknownTable
 from events.store import ConcurrencyConflict
+from service.quotas import TableQuotaExceeded
 from service.tables import (
     BusyTable,
     GameNotFinished,
@@ -118,6 +119,7 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     IdempotencyKeyReused: ProblemType(422, "idempotency-key-reused", "Idempotency-Key reused"),
     UnknownVersion: ProblemType(404, "unknown-version", "No such version"),
     GameNotFinished: ProblemType(409, "game-not-finished", "Game not finished"),
+    TableQuotaExceeded: ProblemType(403, "table-quota", "Too many tables going"),
     # Redis (BusyLoadingError, while it loads its data after a restart, is a ConnectionError)
     RedisConnectionError: SERVICE_UNAVAILABLE,
     RedisTimeoutError: SERVICE_UNAVAILABLE,

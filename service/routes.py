@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from flask_limiter.util import get_remote_address
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -198,7 +199,9 @@ def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
     bots = [BotSeat(**bot) for bot in args["bots"]]
     table = commands().create(
-        args["game"], args["seats"], args["options"], args["entropy"], bots, clock=args["clock"]
+        *(args["game"], args["seats"], args["options"], args["entropy"], bots),
+        clock=args["clock"],
+        owner=get_remote_address(),
     )
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"

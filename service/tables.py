@@ -156,6 +156,14 @@ class Turns(Protocol):
     def schedule(self, table: Table) -> list[str]: ...
 
 
+class Admission(Protocol):
+    """Whether the client opening a table may have one more (`service.quotas.Quotas`)."""
+
+    def admit(self, owner: str, table_id: str, *, all_bots: bool) -> None:
+        """Count `table_id` for `owner`, or refuse it with a `ServiceError`."""
+        ...
+
+
 def held(loaded: Loaded, caller: Caller) -> Loaded:
     """`loaded`, if the caller's token still holds its seat there. The seat was found in a table
     this process had cached; if the stream has since lost the event that gave it (Redis lost
@@ -199,8 +207,10 @@ class TableCommands:
         index: TableIndex | None = None,
         default_clock: Mapping[str, JSON] | None = None,
         receipts_ttl_seconds: int = 24 * 3600,
+        quotas: Admission | None = None,
     ) -> None:
         self.repository = repository
+        self.quotas = quotas
         self.default_clock = dict(default_clock or {})
         self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
@@ -225,10 +235,12 @@ class TableCommands:
         bots: Sequence[BotSeat] = (),
         *,
         clock: Mapping[str, JSON] | None = None,
+        owner: str | None = None,
     ) -> Shown:
         """Open a table, with `bots` already seated, on `clock` (what it leaves out: this
         service's defaults); the seed stays secret, `GameCreated` carries only its commitment.
-        A table whose every seat is a bot plays itself.
+        A table whose every seat is a bot plays itself. `owner` (the client's address) is
+        counted against the quotas; None counts nothing.
 
         The table is listed in the index before its events are appended, so that nothing
         after the append can fail and an acknowledged table is always listed; an id whose
@@ -253,6 +265,8 @@ class TableCommands:
             name = bot_seat.name or bot_seat_name(bot_seat.bot)
             sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot, level=level)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
+        if owner is not None and self.quotas is not None:
+            self.quotas.admit(owner, table_id, all_bots=len(bots) == seats)
         self.vault.put(table_id, seed)
         if self.index is not None:
             self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))

@@ -750,6 +750,12 @@ class Walk:
             self.get(route, 200, path=path)
             self.get(route, 429, "rate-limited", path=path)
 
+    def over_quota(self, capped: FlaskClient) -> None:
+        """On a web process that lets an address keep no table going (`capped`), opening one
+        is refused `403 table-quota`."""
+        self.api.client = capped
+        self.post(TABLES, 403, "table-quota", body={"game": "pig10", "seats": 2})
+
     def stream(self, **request: Any) -> list[dict[str, Any]]:
         """A whole (finished) stream's events, after checking each against its frame."""
         events = []
@@ -925,6 +931,10 @@ def test_walk_a_whole_pig10_game_against_the_spec(
     )
     walk.flooded(
         web_app(tight, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
+    )
+    capped = Config(rate_limits=False, max_open_tables=0)
+    walk.over_quota(
+        web_app(capped, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
     )
 
     assert walk.turns == PIG10_CARDS, "every card is played, one a turn"
