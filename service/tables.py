@@ -544,12 +544,11 @@ class TableQueries:
         Ids come from the index; each table is loaded from its stream (through the cache),
         and an id with no stream (its creation's append failed) is skipped. Only the
         `LIST_SCAN * limit` newest ids are looked at, so a rare filter may find fewer than
-        `limit` though older tables match.
+        `limit` though older tables match. A game this service does not host has no tables.
         """
-        if game is not None and game not in self.tables.registry:
-            known = self.tables.registry.ids()
-            raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         found: list[tuple[Table, datetime]] = []
+        if game is not None and game not in self.tables.registry:
+            return self.views.show(Listing(found), SPECTATOR)
         newest = self.index.newest(limit * LIST_SCAN) if self.index is not None else []
         for table_id, created in newest:
             try:

@@ -595,7 +595,7 @@ class Walk:
             self.get(EVENTS, 422, "invalid-query", query={"after": after})
         self.get(EVENTS, 422, "invalid-query", query={"before": "1"})
         self.get(STREAM, 422, "invalid-query", query={"after": "-1"})
-        for resume in ["x", "-1", "1.5", "٣", str(2**53 + 1)]:
+        for resume in ["x", "-1", "1.5", "٣", "1 2"]:
             self.get(STREAM, 400, "invalid-last-event-id", headers={"Last-Event-ID": resume})
         self.too_many_streams()
         assert self.get(EVENTS, 200, query={"after": "1"}) == {"version": 1, "events": []}
@@ -652,7 +652,7 @@ class Walk:
         ]:
             refused = self.get(TABLES, 422, "invalid-query", query={name: wrong})
             assert list(refused["errors"]) == [name]
-        self.get(TABLES, 422, "unknown-game", query={"game": "chess"})
+        assert self.get(TABLES, 200, query={"game": "chess"}) == [], "no chess is hosted"
 
     def tokens(self) -> None:
         other = self.post(TABLES, 201, body={"game": "pig10", "seats": 2}).body["id"]
