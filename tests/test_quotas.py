@@ -3,6 +3,7 @@ table stops counting however it ends, counted in Redis from the logs (no counter
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from flask.testing import FlaskClient
 from bootstrap import Services, web_app
 from service.config import Config
 from service.quotas import UNBORN_SECONDS, Quotas, TableQuotaExceeded
+from tests.faults import RedisServer
 from tests.test_bots import drain
 
 CAPPED = Config(
@@ -96,3 +98,28 @@ def test_a_table_whose_log_was_never_written_stops_counting(
         quotas.admit("192.0.2.9", "next", all_bots=False)
     now[0] += UNBORN_SECONDS + 1
     quotas.admit("192.0.2.9", "next", all_bots=False)
+
+
+@pytest.mark.fault
+def test_a_full_redis_refuses_new_tables_with_a_503_and_keeps_what_it_has(
+    tmp_path: Path,
+) -> None:
+    """With Redis at `maxmemory` (deploy/redis.conf: `noeviction`), writes are refused with a
+    503 problem, nothing evicted: the tables already kept are still read."""
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        connection = server.client()
+        config = Config(redis_url=server.url, signing_key="00" * 32, rate_limits=False)
+        client = web_app(config, redis_client=connection).test_client()
+        kept = opened(client, PEOPLE).get_json()["id"]
+        used = int(connection.info("memory")["used_memory"])
+        connection.config_set("maxmemory", used)
+        refused = opened(client, PEOPLE)
+        assert refused.status_code == 503
+        assert refused.mimetype == "application/problem+json"
+        assert "full" in refused.get_json()["detail"]
+        assert client.get(f"/v1/tables/{kept}").status_code == 200, "nothing was evicted"
+        connection.close()
+    finally:
+        server.stop()
