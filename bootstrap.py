@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import fakeredis
+import gevent
+import gevent.monkey
 import redis
 from flask import Flask
 from gunicorn.app.base import BaseApplication
@@ -38,6 +40,7 @@ from service.app import create_app
 from service.audit import default_upcasters
 from service.config import Config
 from service.limits import limiter_for
+from service.quotas import Quotas
 from service.signing import Signer
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
@@ -48,7 +51,7 @@ from telemetry.metrics import Metrics, multiprocess_dir
 from workers.player import TurnPlayer
 from workers.stats import QueueFigures
 from workers.turns import TurnQueue, bot_queue
-from workers.webhook import WebhookClient
+from workers.webhook import AddressGuard, WebhookClient
 from workers.worker import BotPlay, BotWorker, EmbeddedWorker
 
 SERVICES = "spieltisch.services"
@@ -102,7 +105,7 @@ def build(
     metrics = metrics or Metrics()
     tables = Tables(registry)
     # The search bot's thinking time is measured by a clock it is given: domain/ reads none.
-    bots = default_catalogue(registry, time.perf_counter)
+    bots = default_catalogue(registry, bot_clock())
     views = Views(tables)
     repository = TableRepository(
         EventStore(
@@ -123,6 +126,7 @@ def build(
         wake=wake,
     )
     index = TableIndex(redis_client)
+    quotas = Quotas(redis_client, repository.store, config.max_open_tables, config.max_bot_tables)
     handler = TableCommands(
         repository=repository,
         vault=SeedVault(redis_client),
@@ -133,6 +137,7 @@ def build(
         default_clock=config.default_clock,
         receipts_ttl_seconds=config.receipts_ttl_seconds,
         metrics=metrics,
+        quotas=quotas,
         **commands,
     )
     queries = TableQueries(
@@ -142,7 +147,7 @@ def build(
         signer=signer or Signer.generate(),
         kept=KeptAnswers(redis_client, snapshots),
     )
-    webhooks = WebhookClient(config.webhook_timeout_seconds)
+    webhooks = WebhookClient(config.webhook_timeout_seconds, webhook_guard(config))
     player = TurnPlayer(
         repository, handler, bots, webhooks, handler.clock, calls=webhook_calls, metrics=metrics
     )
@@ -158,6 +163,20 @@ def process_metrics() -> Metrics:
     if path is not None:
         path.mkdir(parents=True, exist_ok=True)
     return Metrics(multiprocess=path is not None)
+
+
+def bot_clock() -> Callable[[], float]:
+    """The search bots' clock. In a gevent worker (the embedded `spieltisch` plays bot turns in
+    its web process) each reading lets the other greenlets run first: gevent never preempts, so
+    a bot thinking for a second would otherwise hold every request up for that second."""
+    if not gevent.monkey.is_module_patched("threading"):
+        return time.perf_counter
+
+    def yielding() -> float:
+        gevent.sleep(0)
+        return time.perf_counter()
+
+    return yielding
 
 
 BLOCK_MARGIN_SECONDS = 5.0
@@ -216,9 +235,16 @@ def web_app(
         bots=services.bots,
         limiter=limiter_for(config),
         metrics=metrics,
+        refuse_webhook=webhook_guard(config).refusal,
     )
     app.extensions[SERVICES] = services
     return app
+
+
+def webhook_guard(config: Config) -> AddressGuard:
+    """Where webhooks may be called: public addresses, the allowed ones and, embedded, loopback
+    (so the examples/ bots run beside `spieltisch` as they are)."""
+    return AddressGuard.of(config.webhook_allow, loopback=config.redis_url is None)
 
 
 def webhook_pool(config: Config) -> Executor:
@@ -273,14 +299,15 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type h
 
 
 def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
-    """Gunicorn's settings for `spieltisch`: embedded, one process (the fakeredis and the bot
-    worker live in it) with threads; with `REDIS_URL`, as many processes as the Procfile."""
+    """Gunicorn's settings for `spieltisch`: the Procfile's gevent workers (a slow client holds
+    a greenlet, not one of a few threads); embedded, one process (the fakeredis and the bot
+    worker live in it); with `REDIS_URL`, as many processes as the Procfile."""
     processes = 1 if config.redis_url is None else int(os.environ.get("WEB_CONCURRENCY", "2"))
     return {
         "bind": f"{host}:{port}",
         "workers": processes,
-        "worker_class": "gthread",
-        "threads": int(os.environ.get("WEB_THREADS", "32")),
+        "worker_class": "gevent",
+        "worker_connections": int(os.environ.get("WEB_CONNECTIONS", "1000")),
         # No gunicorn access log: the app logs each request as a JSON line (service.observe).
         "on_starting": gunicorn_hooks.on_starting,
         "child_exit": gunicorn_hooks.child_exit,

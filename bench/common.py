@@ -63,6 +63,17 @@ def free_port() -> int:
         return port
 
 
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """End a server the script started: politely, then, after 15 s, not."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def median(samples: Sequence[float]) -> float:
     return statistics.median(samples) if samples else float("nan")
 

@@ -46,6 +46,7 @@ from bench.common import (
     ratio,
     scratch_redis,
     start_procfile,
+    stop,
     verdict,
 )
 from bench.metrics import Samples, observed, scrape
@@ -347,13 +348,7 @@ def gunicorn(redis_url: str) -> Iterator[tuple[int, int]]:
             wait_healthy(port, process, log)
             yield port, process.pid
         finally:
-            if process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=15)
-                except subprocess.TimeoutExpired:
-                    process.kill()
-                    process.wait()
+            stop(process)
 
 
 def wait_healthy(

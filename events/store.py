@@ -286,5 +286,19 @@ class EventStore:
         """`record` with its data at the current schema version."""
         return self._upcasters.upcast(record)
 
+    def last_types(self, game_ids: Sequence[str]) -> list[str | None]:
+        """The type of each game's newest event (None: it has no stream), in one round trip."""
+        pipe = self._redis.pipeline(transaction=False)
+        for game_id in game_ids:
+            pipe.xrevrange(stream_key(game_id), "+", "-", count=1)
+        found: list[list[tuple[bytes, dict[bytes, bytes]]]] = pipe.execute()
+        return [self._last_type(entries[0]) if entries else None for entries in found]
+
+    @staticmethod
+    def _last_type(entry: tuple[bytes, dict[bytes, bytes]]) -> str:
+        entry_id, fields = entry
+        seq = int(entry_id.split(b"-", 1)[0])
+        return Recorded.from_stored(unpack(fields[b"e"]), fields[b"h"].decode(), seq, "", None).type
+
     def exists(self, game_id: str) -> bool:
         return bool(self._redis.exists(stream_key(game_id)))

@@ -16,6 +16,10 @@ Run it (the server at http://127.0.0.1:8000, the bot answering on port 8001):
 Without `--join` or `--create` it only serves; `--token` (the token of the seat's answer) turns
 signature checks on. `--sleep 5` answers each turn 5 s late, to watch the stand-in at work
 (`--sleep-turns 1`: only the first).
+
+The embedded `spieltisch` calls webhooks on this machine; a deployment (with `REDIS_URL`) calls
+no loopback or private address unless told to: start its processes with
+`SPIELTISCH_WEBHOOK_ALLOW=127.0.0.1` to let it call this bot (README: "Webhook addresses").
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ Everything the app needs is built by the composition root (`bootstrap`) and hand
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from service.config import Config
 from service.errors import register_error_handlers
 from service.limits import limit_routes
 from service.observe import observe
-from service.routes import api
+from service.routes import REFUSE_WEBHOOK, api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 from telemetry.metrics import Metrics
@@ -42,9 +43,11 @@ def create_app(
     bots: BotCatalogue | None,
     limiter: Limiter,
     metrics: Metrics | None = None,
+    refuse_webhook: Callable[[str], str | None] = lambda url: None,
 ) -> Flask:
     """The web app over the given services; `bootstrap.web_app` builds them (and `metrics`:
-    None gives the app a registry of its own)."""
+    None gives the app a registry of its own). `refuse_webhook` says why a seat's webhook URL is
+    refused before it is ever called (None: it is not)."""
     metrics = metrics or Metrics()
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
@@ -54,6 +57,7 @@ def create_app(
     app.extensions["spieltisch.bots"] = bots
     app.extensions["redis"] = redis_client
     app.extensions["spieltisch.config"] = config
+    app.extensions[REFUSE_WEBHOOK] = refuse_webhook
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams, metrics)
     app.extensions["spieltisch.metrics"] = metrics
     observe(app, metrics, config)  # first: its hooks see every request, refused ones too

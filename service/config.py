@@ -32,6 +32,17 @@ class Config:
     open_table_seconds: float = 24 * 3600.0
     """How long a table whose seats are not all taken waits for the next player before it
     expires."""
+    webhook_allow: tuple[str, ...] = ()
+    """Host names and networks (CIDR) webhooks may be called at though they are not public
+    (`SPIELTISCH_WEBHOOK_ALLOW`, comma-separated), for a deployment's own bots. Loopback,
+    private, link-local, multicast and reserved addresses are refused otherwise; embedded (no
+    Redis URL), loopback is allowed too."""
+    max_open_tables: int = 100
+    """Tables one client address may have open or running at once
+    (`SPIELTISCH_MAX_OPEN_TABLES`); one more is refused with `403 table-quota`."""
+    max_bot_tables: int = 10
+    """Of those, tables with bots in every seat (`SPIELTISCH_MAX_BOT_TABLES`): they play at
+    the workers' full speed, so a few per client keep the workers for everyone."""
     webhook_threads: int = 16
     """How many webhook calls each bot worker makes at once, beside its jobs."""
     stream_keepalive_seconds: float = 15.0
@@ -108,7 +119,10 @@ class Config:
             bot_delay_seconds=number("BOT_DELAY", cls.bot_delay_seconds),
             reaction_seconds=number("REACTION_SECONDS", cls.reaction_seconds),
             open_table_seconds=number("OPEN_TABLE_SECONDS", cls.open_table_seconds),
+            webhook_allow=listed(environ.get("SPIELTISCH_WEBHOOK_ALLOW", "")),
             webhook_threads=int(number("WEBHOOK_THREADS", cls.webhook_threads)),
+            max_open_tables=int(number("MAX_OPEN_TABLES", cls.max_open_tables)),
+            max_bot_tables=int(number("MAX_BOT_TABLES", cls.max_bot_tables)),
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
@@ -126,12 +140,13 @@ class Config:
                 "token" if environ.get("SPIELTISCH_METRICS_TOKEN") else cls.metrics,
             ).lower(),
             metrics_token=environ.get("SPIELTISCH_METRICS_TOKEN") or None,
-            extra_games=tuple(
-                path.strip()
-                for path in environ.get("SPIELTISCH_EXTRA_GAMES", "").split(",")
-                if path.strip()
-            ),
+            extra_games=listed(environ.get("SPIELTISCH_EXTRA_GAMES", "")),
         )
+
+
+def listed(setting: str) -> tuple[str, ...]:
+    """The items of a comma-separated setting, spaces trimmed, empty ones dropped."""
+    return tuple(item.strip() for item in setting.split(",") if item.strip())
 
 
 def load_game(path: str) -> Game:

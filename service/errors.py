@@ -13,6 +13,7 @@ from typing import Any
 
 from flask import Flask, Response, json
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError as RedisOutOfMemoryError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
@@ -30,6 +31,7 @@ from domain.table import (
 )
 from events.repository import UnknownTable
 from events.store import ConcurrencyConflict
+from service.quotas import TableQuotaExceeded
 from service.tables import (
     BusyTable,
     GameNotFinished,
@@ -120,9 +122,12 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     IdempotencyKeyReused: ProblemType(422, "idempotency-key-reused", "Idempotency-Key reused"),
     UnknownVersion: ProblemType(404, "unknown-version", "No such version"),
     GameNotFinished: ProblemType(409, "game-not-finished", "Game not finished"),
+    TableQuotaExceeded: ProblemType(403, "table-quota", "Too many tables going"),
     # Redis (BusyLoadingError, while it loads its data after a restart, is a ConnectionError)
     RedisConnectionError: SERVICE_UNAVAILABLE,
     RedisTimeoutError: SERVICE_UNAVAILABLE,
+    # Redis at `maxmemory` refuses writes (deploy/redis.conf: noeviction) before they start.
+    RedisOutOfMemoryError: SERVICE_UNAVAILABLE,
     # the request
     MalformedJson: ProblemType(400, "malformed-json", "Malformed JSON"),
     InvalidBody: ProblemType(422, "invalid-body", "Invalid request"),
@@ -190,6 +195,8 @@ def detail_of(error: Exception) -> str:
         return f"there is no game {error.args[0]!r}"
     if isinstance(error, RedisConnectionError | RedisTimeoutError):
         return "the service cannot reach its storage now; retry in a moment"
+    if isinstance(error, RedisOutOfMemoryError):
+        return "the service's storage is full; nothing was written, retry later"
     return str(error)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
+from flask_limiter.util import get_remote_address
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -52,6 +53,7 @@ EVENT_LOG = schemas.EventLogSchema()
 AUDIT = schemas.AuditSchema()
 KEYS = schemas.KeysSchema()
 
+REFUSE_WEBHOOK = "spieltisch.refuse_webhook"
 IDEMPOTENCY_KEY_MAX = 200
 MAX_VERSION = 2**53
 MAX_DEPTH = 32
@@ -199,7 +201,9 @@ def create_table() -> tuple[Response, int]:
     args = body(CREATE_TABLE)
     bots = [BotSeat(**bot) for bot in args["bots"]]
     table = commands().create(
-        args["game"], args["seats"], args["options"], args["entropy"], bots, clock=args["clock"]
+        *(args["game"], args["seats"], args["options"], args["entropy"], bots),
+        clock=args["clock"],
+        owner=get_remote_address(),
     )
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"
@@ -227,6 +231,12 @@ def list_seats(table_id: str) -> tuple[Response, int]:
 def take_seat(table_id: str) -> tuple[Response, int]:
     caller = queries().caller(table_id, bearer_token())
     args = body(TAKE_SEAT)
+    if (webhook := args.get("webhook")) and (
+        why := current_app.extensions[REFUSE_WEBHOOK](webhook)
+    ):
+        raise InvalidBody(
+            f"the webhook is not called: {why}", errors={"webhook": [f"{why}; see the README"]}
+        )
     taken = commands().take_seat(
         table_id,
         caller,
@@ -298,11 +308,12 @@ def stream_events(table_id: str) -> Response:
     after = query(EVENTS_QUERY)["after"]
     resume = request.headers.get("Last-Event-ID", "").strip()
     if resume:
-        if not (resume.isascii() and resume.isdigit() and int(resume) <= MAX_VERSION):
+        if not (resume.isascii() and resume.isdigit()):
             raise InvalidLastEventId(
                 "Last-Event-ID must be the id of an event this stream sent: a version number"
             )
-        after = int(resume)
+        # No table reaches 2^53 versions: a larger id resumes after every event there will be.
+        after = min(int(resume), MAX_VERSION)
     queries().load(table_id, caller)  # an unknown table is a 404 now, not an empty stream
     config: Config = current_app.extensions["spieltisch.config"]
     limit: StreamLimit = current_app.extensions["spieltisch.streams"]

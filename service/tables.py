@@ -174,6 +174,14 @@ class Turns(Protocol):
     def schedule(self, table: Table) -> list[str]: ...
 
 
+class Admission(Protocol):
+    """Whether the client opening a table may have one more (`service.quotas.Quotas`)."""
+
+    def admit(self, owner: str, table_id: str, *, all_bots: bool) -> None:
+        """Count `table_id` for `owner`, or refuse it with a `ServiceError`."""
+        ...
+
+
 def held(loaded: Loaded, caller: Caller) -> Loaded:
     """`loaded`, if the caller's token still holds its seat there. The seat was found in a table
     this process had cached; if the stream has since lost the event that gave it (Redis lost
@@ -218,9 +226,11 @@ class TableCommands:
         default_clock: Mapping[str, JSON] | None = None,
         receipts_ttl_seconds: int = 24 * 3600,
         metrics: Metrics | None = None,
+        quotas: Admission | None = None,
     ) -> None:
         self.repository = repository
         self.metrics = metrics
+        self.quotas = quotas
         self.default_clock = dict(default_clock or {})
         self.receipts_ttl_seconds = receipts_ttl_seconds
         self.tables = repository.tables
@@ -245,10 +255,12 @@ class TableCommands:
         bots: Sequence[BotSeat] = (),
         *,
         clock: Mapping[str, JSON] | None = None,
+        owner: str | None = None,
     ) -> Shown:
         """Open a table, with `bots` already seated, on `clock` (what it leaves out: this
         service's defaults); the seed stays secret, `GameCreated` carries only its commitment.
-        A table whose every seat is a bot plays itself.
+        A table whose every seat is a bot plays itself. `owner` (the client's address) is
+        counted against the quotas; None counts nothing.
 
         The table is listed in the index before its events are appended, so that nothing
         after the append can fail and an acknowledged table is always listed; an id whose
@@ -273,6 +285,8 @@ class TableCommands:
             name = bot_seat.name or bot_seat_name(bot_seat.bot)
             sit = TakeSeat(bot_seat.seat, name, None, bot=bot_seat.bot, level=level)
             pending = pending.then(self._decide(pending.after, sit, seed, seat=None))
+        if owner is not None and self.quotas is not None:
+            self.quotas.admit(owner, table_id, all_bots=len(bots) == seats)
         self.vault.put(table_id, seed)
         if self.index is not None:
             self.index.add(table_id, datetime.fromisoformat(pending.records[0].meta["time"]))
@@ -569,12 +583,11 @@ class TableQueries:
         Ids come from the index; each table is loaded from its stream (through the cache),
         and an id with no stream (its creation's append failed) is skipped. Only the
         `LIST_SCAN * limit` newest ids are looked at, so a rare filter may find fewer than
-        `limit` though older tables match.
+        `limit` though older tables match. A game this service does not host has no tables.
         """
-        if game is not None and game not in self.tables.registry:
-            known = self.tables.registry.ids()
-            raise GameNotHosted(f"there is no game {game!r}; known: {known}")
         found: list[tuple[Table, datetime]] = []
+        if game is not None and game not in self.tables.registry:
+            return self.views.show(Listing(found), SPECTATOR)
         newest = self.index.newest(limit * LIST_SCAN) if self.index is not None else []
         for table_id, created in newest:
             try:

@@ -24,6 +24,8 @@ WAIT = 30.0
 """Seconds any one step may take before the test fails (a lost turn is found in about 16)."""
 ENV = {
     "SPIELTISCH_WEBHOOK_TIMEOUT": "1",
+    # The tests' webhook bots listen on loopback, which a deployment refuses unless allowed.
+    "SPIELTISCH_WEBHOOK_ALLOW": "127.0.0.1",
     "SPIELTISCH_STREAM_KEEPALIVE": "0.5",
     "SPIELTISCH_STREAM_MAX_SECONDS": "1",
     # Bots beside people play at full speed unless a table's clock says otherwise: RQ's
@@ -56,8 +58,8 @@ class Stack:
         self.base = f"http://127.0.0.1:{port}"
         self.web = self._spawn(
             [
-                *(sys.executable, "-m", "gunicorn", "--worker-class", "gthread"),
-                *("--workers", "2", "--threads", "32", "--access-logfile", "-"),
+                *(sys.executable, "-m", "gunicorn", "--worker-class", "gevent"),
+                *("--workers", "2", "--worker-connections", "1000", "--access-logfile", "-"),
                 *("--access-logformat", ACCESS_LOG),
                 *("--bind", f"127.0.0.1:{port}", "bootstrap:web_app()"),
             ],

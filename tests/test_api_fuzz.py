@@ -9,6 +9,10 @@ every operation:
   boundary and negative values, and random fuzzing. The spec's example table id is aimed at a
   running table and the empty bearer token the coverage phase sends at the seat to move, so the
   body variations of those phases reach the game's rules, not only the 404 of a missing table.
+- `test_api_conforms_in_stateful_sequences`: schemathesis's stateful phase, chaining calls by
+  the links it infers (a table's id from its creation, a seat's token from taking it), each call
+  made with the token of a seat taken earlier at that table, so sequences reach the moves as a
+  seat.
 - `test_api_conforms_in_deep_states`: an explicit Hypothesis strategy that picks a real table
   in a known state (open, half full, running early, mid and late game, an eight-seat game near
   its end, finished, or a fresh one) or a random id; a caller (no token, the seat to move,
@@ -21,7 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 import schemathesis
@@ -44,7 +48,16 @@ from service.config import Config
 
 # Streams of running games would wait for events that never come: keep them short.
 # The fuzzer explores the API behind its rate limits (tests/test_limits.py tests those).
-APP = web_app(Config(stream_keepalive_seconds=0.05, stream_max_seconds=0.2, rate_limits=False))
+# Nor may the quotas stop it opening tables: it opens far more than any client keeps going.
+APP = web_app(
+    Config(
+        stream_keepalive_seconds=0.05,
+        stream_max_seconds=0.2,
+        rate_limits=False,
+        max_open_tables=10**6,
+        max_bot_tables=10**6,
+    )
+)
 SCHEMA = schemathesis.openapi.from_wsgi("/openapi.yaml", APP)
 SPEC: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
 
@@ -275,6 +288,7 @@ def authorization(pool: Pool, table: Table, caller: str) -> dict[str, str] | Non
 
 
 MOVES = "/v1/tables/{table_id}/moves"
+SEATS = "/v1/tables/{table_id}/seats"
 PLAYING = ["early", "mid", "late", "late", "crowd", "crowd", "finished", "half", "fresh", "random"]
 """The tables moves are aimed at: mostly running games."""
 MOVE_BODIES = ["generated", "legal", "legal", "replayed", "stale", "pig10-shaped"]
@@ -342,3 +356,78 @@ def test_api_conforms_in_deep_states(
         sends = steer_move(case, pool, table, data)
     for _ in range(sends):
         pool.tables.remember(case, case.call_and_validate(checks=CHECKS))
+
+
+# -- stateful sequences -----------------------------------------------------------------------
+
+
+class Sequences(SCHEMA.as_state_machine()):  # type: ignore[misc]  # a class made at run time
+    """Schemathesis's state machine over the inferred links, steered every other call: to a
+    table a sequence opened, a plain seat-taking body there, and a legal move as its seat, so
+    that sequences reach the moves as a seat and play games forward."""
+
+    moves_as_seat: ClassVar[list[int]] = []
+    """The status of each move sent with a seat's token, over every scenario."""
+
+    def setup(self) -> None:
+        self.client = APP.test_client()
+        # Each scenario starts with a running table and an open one of its own, besides those
+        # it opens itself: steered calls go to the running one, seat-taking to the open one.
+        tables = Tables(self.client)
+        self.tables = [tables.create(seats=2, taken=2, moves=0), tables.create(3, 0, 0)]
+        self.calls = itertools.count()
+
+    def before_call(self, case: schemathesis.Case[Any]) -> None:
+        steer = next(self.calls) % 2 == 0
+        parameters = case.path_parameters or {}
+        if steer and "table_id" in parameters:
+            running, open_table = self.tables[:2]
+            table = open_table if (case.operation.path, case.method) == (SEATS, "POST") else running
+            case.path_parameters = {**parameters, "table_id": table.id}
+            if table is open_table:
+                case.body = {"name": f"p{len(table.tokens)}"}
+            if (case.operation.path, case.method) == (MOVES, "POST"):
+                self.legal_move(case, table)
+        known = self.known(case)
+        if known is not None and known.tokens:
+            case.headers["Authorization"] = f"Bearer {Tables(self.client).mover_token(known)}"
+
+    def known(self, case: schemathesis.Case[Any]) -> Table | None:
+        table_id = (case.path_parameters or {}).get("table_id")
+        return next((table for table in self.tables if table.id == table_id), None)
+
+    def legal_move(self, case: schemathesis.Case[Any], table: Table) -> None:
+        tables = Tables(self.client)
+        seat = tables.to_act(table)
+        if seat is not None:
+            version, moves = tables.legal(table, seat)
+            case.body = {"move": moves[0], "expected_version": version}
+
+    def after_call(self, response: schemathesis.Response, case: schemathesis.Case[Any]) -> None:
+        call = (case.operation.path, case.method)
+        if call == ("/v1/tables", "POST") and response.status_code == 201:
+            self.tables.append(Table(response.json()["id"]))
+        table = self.known(case)
+        if table is None:
+            return
+        if call == (SEATS, "POST") and response.status_code == 201 and response.json()["token"]:
+            table.tokens[response.json()["seat"]] = response.json()["token"]
+        if call == (MOVES, "POST") and table.tokens:
+            self.moves_as_seat.append(response.status_code)
+
+    def validate_response(
+        self, response: schemathesis.Response, case: schemathesis.Case[Any], **kwargs: Any
+    ) -> None:
+        case.validate_response(response, checks=CHECKS)
+
+
+def test_api_conforms_in_stateful_sequences() -> None:
+    Sequences.run(
+        settings=settings(
+            max_examples=60,
+            stateful_step_count=12,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        )
+    )
+    assert 200 in Sequences.moves_as_seat, "no sequence played a move as a seat"

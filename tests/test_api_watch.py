@@ -7,6 +7,7 @@ Each test runs on fakeredis and on the real Redis server (`any_redis`).
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -98,10 +99,10 @@ def test_a_bad_query_is_a_problem_naming_the_field_and_writes_nothing(
     assert sorted(any_redis.keys()) == keys
 
 
-def test_an_unknown_game_is_refused(client: FlaskClient) -> None:
+def test_a_game_not_hosted_has_no_tables(client: FlaskClient) -> None:
+    open_table(client)
     response = client.get("/v1/tables", query_string={"game": "chess"})
-    assert (response.status_code, response.mimetype) == (422, "application/problem+json")
-    assert payload(response)["type"] == "/problems/unknown-game"
+    assert (response.status_code, response.get_json()) == (200, [])
 
 
 def test_tables_whose_log_is_gone_are_skipped(client: FlaskClient, any_redis: redis.Redis) -> None:
@@ -165,3 +166,20 @@ def test_the_scores_of_an_unknown_table_are_a_404(
     assert (response.status_code, response.mimetype) == (404, "application/problem+json")
     assert payload(response)["type"] == "/problems/unknown-table"
     assert any_redis.keys() == []
+
+
+@pytest.mark.parametrize(
+    ("resume", "seqs"), [("", ["1"]), ("  ", ["1"]), ("1", []), (str(2**64 + 1), [])]
+)
+def test_last_event_id_resumes_a_stream_after_it(
+    fake_redis: redis.Redis, resume: str, seqs: list[str]
+) -> None:
+    """An empty `Last-Event-ID` is as if none was sent; one beyond every version (no table
+    reaches 2^53) resumes after every event there will be."""
+    short = replace(IN_PROCESS, stream_max_seconds=0.2, stream_keepalive_seconds=0.05)
+    client = web_app(short, redis_client=fake_redis).test_client()
+    table_id = open_table(client)
+    streamed = client.get(f"/v1/tables/{table_id}/stream", headers={"Last-Event-ID": resume})
+    assert streamed.status_code == 200
+    ids = [line.removeprefix("id: ") for line in streamed.text.splitlines() if line[:4] == "id: "]
+    assert ids == seqs

@@ -6,6 +6,7 @@ its commands queued played to the end, on fakeredis and on a real Redis server.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -251,6 +252,8 @@ class WebhookBot:
 
     behave: str = "first"
     received: list[tuple[dict[str, Any], str | None, bytes]] = field(default_factory=list)
+    redirect_to: str = "/turn"
+    """Where "redirect" sends the call: a good answer, had it been followed."""
 
     def answer(self, turn: dict[str, Any]) -> tuple[int, bytes]:
         moves = turn["legal_moves"]
@@ -258,6 +261,8 @@ class WebhookBot:
             time.sleep(1.5)
         if self.behave == "error":
             return 500, b"{}"
+        if self.behave == "redirect":
+            return 307, b"{}"
         if self.behave == "garbage":
             return 200, b"not json"
         if self.behave == "illegal":
@@ -265,9 +270,9 @@ class WebhookBot:
         return 200, json.dumps({"move": moves[-1]}).encode()
 
 
-@pytest.fixture
-def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
-    bot = WebhookBot()
+@contextlib.contextmanager
+def serving(bot: WebhookBot) -> Iterator[str]:
+    """`bot` answering on a loopback port; yields its URL."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -277,6 +282,8 @@ def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
             status, answer = bot.answer(turn)
             try:
                 self.send_response(status)
+                if 300 <= status < 400:
+                    self.send_header("Location", bot.redirect_to)
                 self.send_header("Content-Type", "application/json")
                 self.end_headers()
                 if bot.behave == "trickle":
@@ -294,9 +301,18 @@ def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield bot, f"http://127.0.0.1:{server.server_address[1]}/turn"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/turn"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def webhook_bot() -> Iterator[tuple[WebhookBot, str]]:
+    bot = WebhookBot()
+    with serving(bot) as url:
+        yield bot, url
 
 
 def webhook_table(runtime: Services, url: str) -> tuple[str, str]:
@@ -333,7 +349,13 @@ def test_a_webhook_plays_its_seat_and_can_verify_the_request(
 
 @pytest.mark.parametrize(
     ("behave", "reason"),
-    [("sleep", "timeout"), ("error", "error"), ("garbage", "error"), ("illegal", "illegal")],
+    [
+        ("sleep", "unanswered"),
+        ("error", "unanswered"),
+        ("garbage", "unanswered"),
+        ("redirect", "unanswered"),
+        ("illegal", "illegal"),
+    ],
 )
 def test_a_webhook_that_fails_is_replaced_for_the_turn_and_the_log_says_so(
     runtime: Services, webhook_bot: tuple[WebhookBot, str], behave: str, reason: str
@@ -362,7 +384,7 @@ def test_a_webhook_trickling_its_answer_gets_a_stand_in_at_its_deadline(
     substituted = [
         r for r in runtime.repository.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
     ]
-    assert [r.data["reason"] for r in substituted] == ["timeout"]
+    assert [r.data["reason"] for r in substituted] == ["unanswered"]
     # The answer takes some 30 s to trickle in; the call ends at its deadline (0.5 s) instead.
     assert took < 10, f"the stand-in came after {took:.1f} s"
 
@@ -386,7 +408,7 @@ def test_a_slow_webhook_holds_up_no_other_table(
         assert runtime.repository.load(hooked).table.version == asked, "still asking the webhook"
         calls.shutdown(wait=True)
     first = runtime.repository.store.read(hooked, START)[asked]
-    assert (first.type, first.data["reason"]) == (MOVE_SUBSTITUTED, "timeout"), "a stand-in played"
+    assert (first.type, first.data["reason"]) == (MOVE_SUBSTITUTED, "unanswered"), "a stand-in"
 
 
 def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Services) -> None:
@@ -397,7 +419,7 @@ def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Services) -> None
     substituted = [
         r for r in runtime.repository.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
     ]
-    assert [r.data["reason"] for r in substituted] == ["error"]
+    assert [r.data["reason"] for r in substituted] == ["unanswered"]
 
 
 # -- over HTTP ------------------------------------------------------------------------------------

@@ -404,7 +404,7 @@ def test_a_late_webhook_is_replaced_for_that_turn_only(stack: Stack) -> None:
     finally:
         output = bot.stop()
     substituted = [event for event in events if event["type"] == SUBSTITUTED]
-    assert [event["data"] for event in substituted] == [{"seat": seat, "reason": "timeout"}]
+    assert [event["data"] for event in substituted] == [{"seat": seat, "reason": "unanswered"}]
     late = substituted[0]["seq"] - 1  # the version the late turn was asked at
     stand_in = events[late + 1]
     assert (stand_in["type"], stand_in["data"]["seat"]) == (PLAYED, seat)

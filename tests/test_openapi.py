@@ -599,7 +599,7 @@ class Walk:
             self.get(EVENTS, 422, "invalid-query", query={"limit": limit})
         self.get(STREAM, 422, "invalid-query", query={"limit": "5"})
         self.get(STREAM, 422, "invalid-query", query={"after": "-1"})
-        for resume in ["x", "-1", "1.5", "٣", str(2**53 + 1)]:
+        for resume in ["x", "-1", "1.5", "٣", "1 2"]:
             self.get(STREAM, 400, "invalid-last-event-id", headers={"Last-Event-ID": resume})
         self.too_many_streams()
         assert self.get(EVENTS, 200, query={"after": "1"}) == {
@@ -662,7 +662,7 @@ class Walk:
         ]:
             refused = self.get(TABLES, 422, "invalid-query", query={name: wrong})
             assert list(refused["errors"]) == [name]
-        self.get(TABLES, 422, "unknown-game", query={"game": "chess"})
+        assert self.get(TABLES, 200, query={"game": "chess"}) == [], "no chess is hosted"
 
     def tokens(self) -> None:
         other = self.post(TABLES, 201, body={"game": "pig10", "seats": 2}).body["id"]
@@ -771,6 +771,12 @@ class Walk:
         ]:
             self.get(route, 200, path=path)
             self.get(route, 429, "rate-limited", path=path)
+
+    def over_quota(self, capped: FlaskClient) -> None:
+        """On a web process that lets an address keep no table going (`capped`), opening one
+        is refused `403 table-quota`."""
+        self.api.client = capped
+        self.post(TABLES, 403, "table-quota", body={"game": "pig10", "seats": 2})
 
     def stream(self, **request: Any) -> list[dict[str, Any]]:
         """A whole (finished) stream's events, after checking each against its frame."""
@@ -951,6 +957,10 @@ def test_walk_a_whole_pig10_game_against_the_spec(
     )
     walk.flooded(
         web_app(tight, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
+    )
+    capped = Config(rate_limits=False, max_open_tables=0)
+    walk.over_quota(
+        web_app(capped, redis_client=fakeredis.FakeRedis(server=redis_server)).test_client()
     )
 
     assert walk.turns == PIG10_CARDS, "every card is played, one a turn"
