@@ -1,12 +1,12 @@
 """A bot written against a client generated from Spieltisch's contract (openapi.yaml).
 
-Generate the client once (the package `spieltisch_client`, beside this file or anywhere on
-`PYTHONPATH`), then play:
+Generate the client once (the package `spieltisch_client`, in the working directory or anywhere
+on `PYTHONPATH`), then play:
 
     .venv/bin/pip install openapi-python-client
     .venv/bin/openapi-python-client generate --path openapi.yaml --meta none \
         --output-path spieltisch_client --config examples/openapi-python-client.yaml
-    .venv/bin/python examples/generated_client_bot.py --game wobble
+    PYTHONPATH=. .venv/bin/python examples/generated_client_bot.py --game wobble
 
 It opens a table of `--game` against the built-in `heuristic` bot in every other seat, takes
 seat 0, and plays it to the end: it reads its legal moves and sends one, naming the version it

@@ -10,10 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from tests.test_openapi import HTTP_METHODS, SPEC
-from tests.test_package import ROOT
+from tests.test_package import ROOT, readme_section
 
 GENERATOR = Path(sys.executable).with_name("openapi-python-client")
 PACKAGE = "spieltisch_client"
@@ -38,15 +36,6 @@ def generate(into: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory holding the generated client package."""
-    into = tmp_path_factory.mktemp("generated")
-    done = generate(into)
-    assert done.returncode == 0, done.stdout + done.stderr
-    return into
-
-
 def snake_case(operation_id: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", operation_id).lower()
 
@@ -67,14 +56,16 @@ def test_the_generator_takes_every_operation_without_a_warning(tmp_path: Path) -
     assert operations <= generated, operations - generated
 
 
-def test_optional_tokens_let_spectators_use_the_plain_client(generated: Path) -> None:
+def test_optional_tokens_let_spectators_use_the_plain_client(tmp_path: Path) -> None:
     """Where a token is optional the generated call takes the plain `Client` (a spectator's);
     where the spec requires one, only an `AuthenticatedClient`."""
-    api = generated / PACKAGE / "api"
+    assert generate(tmp_path).returncode == 0
+    api = tmp_path / PACKAGE / "api"
     for module, spectators in [
         ("tables/get_table", True),
         ("seats/take_seat", True),
         ("events/list_events", True),
+        ("games/list_games", True),
         ("moves/make_move", False),
         ("moves/list_legal_moves", False),
     ]:
@@ -83,19 +74,31 @@ def test_optional_tokens_let_spectators_use_the_plain_client(generated: Path) ->
         assert ("client: AuthenticatedClient | Client," in sync) is spectators, module
 
 
-@pytest.mark.parametrize("game", ["pig10", "krasskariert"])
-def test_the_readme_bot_on_the_generated_client_plays_a_whole_game(
-    game: str, generated: Path, spieltisch_command: tuple[str, Path]
+def test_the_readme_bot_on_the_generated_client_plays_whole_games(
+    spieltisch_command: tuple[str, Path], tmp_path: Path
 ) -> None:
+    """README "A bot on a generated client", run as written (in a copy of the repository's
+    layout, so that the generated package lands in the test's directory) against `spieltisch`;
+    then the same bot plays Pig 10."""
     base, _ = spieltisch_command
-    bot = ROOT / "examples" / "generated_client_bot.py"
+    for name in ["openapi.yaml", "examples"]:
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / ".venv").symlink_to(sys.prefix)  # the virtual environment running the tests
+    script = readme_section("A bot on a generated client")
+    run = "PYTHONPATH=. .venv/bin/python examples/generated_client_bot.py"
+    assert f"{run} --game krasskariert\n" in script
+    script = script.replace(run, f"{run} --server {base}")
+    script += f"\n{run} --server {base} --game pig10\n"
     done = subprocess.run(
-        [sys.executable, str(bot), "--server", base, "--game", game],
-        env={**os.environ, "PYTHONPATH": str(generated)},
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=tmp_path,
+        env={key: value for key, value in os.environ.items() if key != "PYTHONPATH"},
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert re.fullmatch(rf"{game} \S+ finished: \{{.*'winners': \[.*", done.stdout.strip())
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    finished = [line for line in done.stdout.splitlines() if " finished: " in line]
+    assert [line.split()[0] for line in finished] == ["krasskariert", "pig10"], done.stdout
+    assert all("'winners': [" in line for line in finished), finished
