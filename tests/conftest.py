@@ -43,6 +43,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         used = set(getattr(item, "fixturenames", ()))
         if (
             used & END_TO_END
+            or item.get_closest_marker("e2e")  # runs a process of its own
             or item.get_closest_marker("browser")
             or item.get_closest_marker("fault")
         ):
@@ -202,4 +203,4 @@ def spieltisch_command(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         yield base, log
     finally:
         process.terminate()
-        process.wait(timeout=15)
+        process.wait(timeout=60)  # a busy embedded worker may finish its turn first
