@@ -102,3 +102,19 @@ def test_the_readme_bot_on_the_generated_client_plays_whole_games(
     finished = [line for line in done.stdout.splitlines() if " finished: " in line]
     assert [line.split()[0] for line in finished] == ["krasskariert", "pig10"], done.stdout
     assert all("'winners': [" in line for line in finished), finished
+
+
+def test_the_readme_shows_the_bot_as_it_is() -> None:
+    """The README's excerpt of the bot's turn is the example's own code, line by line."""
+    section = (
+        (ROOT / "README.md")
+        .read_text(encoding="utf-8")
+        .split("\n## A bot on a generated client\n", 1)[1]
+    )
+    [excerpt] = re.findall(r"```python\n(.*?)```", section.split("\n## ", 1)[0], re.DOTALL)
+    bot = {
+        line.strip()
+        for line in (ROOT / "examples" / "generated_client_bot.py").read_text().splitlines()
+    }
+    missing = [line for line in excerpt.splitlines() if line.strip() not in bot]
+    assert not missing, missing
