@@ -1,8 +1,8 @@
 """The games' rule books for players: Markdown files shipped in the package.
 
-They are written once, in `docs/rules/` of the repository, and mapped into the distribution as
-the resource package `service.rulebooks` (pyproject.toml), so a clone, an installed wheel and
-the web client all read the same text.
+They are written once, in `docs/rules/` of the repository, linked as `service/rulebooks` and
+shipped as the resource package `service.rulebooks` (pyproject.toml), so a clone, an installed
+wheel and the web client all read the same text.
 """
 
 from __future__ import annotations

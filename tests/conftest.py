@@ -8,6 +8,11 @@ one fail loudly: they never skip, so a CI run without them cannot pass by testin
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+import urllib.request
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -22,7 +27,7 @@ from playwright.sync_api import Error as PlaywrightError
 from bootstrap import web_app
 from service.config import Config
 from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
-from tests.live import TEST_REDIS_URL
+from tests.live import TEST_REDIS_URL, free_port
 from tests.stack import Stack
 
 END_TO_END = {
@@ -30,6 +35,8 @@ END_TO_END = {
     "procfile",
 }
 """Fixtures that run the Procfile's processes or a browser."""
+STARTUP_SECONDS = 30
+"""How long the `spieltisch` command may take to answer."""
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -39,6 +46,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         used = set(getattr(item, "fixturenames", ()))
         if (
             used & END_TO_END
+            or item.get_closest_marker("e2e")  # runs a process of its own
             or item.get_closest_marker("browser")
             or item.get_closest_marker("fault")
         ):
@@ -174,3 +182,28 @@ def page(pages: Watched) -> Page:
 def phone_page(pages: Watched) -> Page:
     """A phone-sized page (390x844) on the stack."""
     return pages.open(PHONE)
+
+
+@pytest.fixture
+def spieltisch_command(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """`spieltisch --port N` as README command 1 runs it (embedded), logging into a file."""
+    port, log = free_port(), tmp_path / "spieltisch.log"
+    command = [str(Path(sys.executable).with_name("spieltisch")), "--port", str(port)]
+    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(STARTUP_SECONDS * 10):
+            try:
+                urllib.request.urlopen(f"{base}/health", timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, log.read_text()
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"spieltisch did not answer in {STARTUP_SECONDS} s:\n{log.read_text()}")
+        yield base, log
+    finally:
+        process.terminate()
+        process.wait(timeout=60)  # a busy embedded worker may finish its turn first

@@ -8,17 +8,10 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.live import free_port
-
 ROOT = Path(__file__).resolve().parents[1]
-STARTUP_SECONDS = 30
 
 
 def test_a_wheel_serves_the_contract_the_client_and_the_rule_books(tmp_path: Path) -> None:
@@ -55,31 +48,6 @@ def test_a_wheel_serves_the_contract_the_client_and_the_rule_books(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == (ROOT / "openapi.yaml").read_text()
-
-
-@pytest.fixture
-def spieltisch_command(tmp_path: Path) -> Iterator[tuple[str, Path]]:
-    """`spieltisch --port N` as README command 1 runs it (embedded), logging into a file."""
-    port, log = free_port(), tmp_path / "spieltisch.log"
-    command = [str(Path(sys.executable).with_name("spieltisch")), "--port", str(port)]
-    env = {key: value for key, value in os.environ.items() if key != "REDIS_URL"}
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(STARTUP_SECONDS * 10):
-            try:
-                urllib.request.urlopen(f"{base}/health", timeout=1).close()
-                break
-            except OSError:
-                assert process.poll() is None, log.read_text()
-                time.sleep(0.1)
-        else:
-            pytest.fail(f"spieltisch did not answer in {STARTUP_SECONDS} s:\n{log.read_text()}")
-        yield base, log
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_the_spieltisch_command_serves_with_gunicorn(spieltisch_command: tuple[str, Path]) -> None:

@@ -9,15 +9,13 @@ Every view is also checked against `RollnBumpState` in `openapi.yaml`.
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from random import Random
 from typing import Any
 
-import jsonschema_rs
 import pytest
-import yaml
 
 from domain.games.rollnbump import CARD_IDS, COLOURS, RULES, STACKS, State
+from tests.test_openapi import component, validator
 
 OPTION_SETS: list[dict[str, Any]] = [
     {},
@@ -46,8 +44,7 @@ def expected_score(view: dict[str, Any], seat: int, points: dict[str, int]) -> i
     return score
 
 
-SPEC = yaml.safe_load((Path(__file__).resolve().parents[2] / "openapi.yaml").read_text())
-STATE_SCHEMA = jsonschema_rs.Draft202012Validator(SPEC["components"]["schemas"]["RollnBumpState"])
+STATE_SCHEMA = validator(component("RollnBumpState"))
 
 
 def check_invariants(state: State, players: int) -> None:
