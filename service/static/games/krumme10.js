@@ -223,13 +223,10 @@ function seatOrder(state, ctx) {
 
 export const krumme10 = {
   render(state, ctx) {
-    const acting = actingSeat(state);
-    const hint = acting !== null && acting === ctx.seat ? hintText(state) : null;
     return h("div", { class: "game krumme10" },
       h("div", { class: "k10-table" },
         headline(state),
         h("p", { class: `k10-phase phase-${state.phase}` }, phaseText(state, ctx)),
-        hint ? h("p", { class: "k10-hint" }, hint) : null,
         displayZone(state, ctx),
         pilesRow(state),
         directionNote(state),
@@ -237,6 +234,10 @@ export const krumme10 = {
         h("p", { class: "k10-legend" }, "⟲n: the other side of a card that was flipped. No one knows the other sides of the rest.")),
       teamList(state, ctx),
       h("div", { class: "k10-seats" }, seatOrder(state, ctx).map((seat) => seatPanel(state, ctx, seat))));
+  },
+
+  hint(moves, state) {
+    return hintText(state);
   },
 
   move(move, state, ctx) {
