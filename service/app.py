@@ -21,6 +21,9 @@ from service.routes import api
 from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 
+__all__ = ["OPENAPI", "create_app"]
+"""`OPENAPI`, the contract's path, is the client's (its API page reads it too) and this app's."""
+
 NOTHING_TO_RUN = "default-src 'none'; frame-ancestors 'none'"
 """The policy of every answer that is not a page: JSON, scripts, the spec."""
 
