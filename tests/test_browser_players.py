@@ -149,6 +149,21 @@ def test_moves_are_counted_as_moves_not_versions(page: Page) -> None:
     )
 
 
+BUTTON_LOOKS = """nodes => nodes.filter(node => {
+  const picture = '[role=img], [role=img] *, .card, .card *, .die, .die *';
+  if (node.matches(`button:enabled, ${picture}`) || !node.textContent.trim()) return false;
+  const style = getComputedStyle(node);
+  const box = node.getBoundingClientRect();
+  if (!box.height || box.height > 48 || box.width > 320) return false;
+  const sides = ['Top', 'Right', 'Bottom', 'Left'];
+  const boxed = sides.every(side => parseFloat(style[`border${side}Width`]) > 0
+    && style[`border${side}Style`] !== 'none');
+  return boxed && parseFloat(style.borderTopLeftRadius) > 0;
+}).map(node => node.outerHTML.slice(0, 120))"""
+"""Button-sized words drawn as rounded boxes that are no enabled buttons. Pictures (cards, dice,
+piles: `role=img`) look like what they show."""
+
+
 HINTS = {
     "pig10": "click a card in your hand",
     "krumme10": "Click one of your cards",
@@ -160,15 +175,20 @@ HINTS = {
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_each_table_says_what_to_click(game: str, page: Page) -> None:
+def test_each_table_says_what_to_click_and_only_moves_look_like_buttons(
+    game: str, pages: Watched
+) -> None:
+    page = pages.open()
     table = open_table(page, game, PLAYERS.get(game, 2))
     wait_for_my_turn(page)
     expect(page.locator("#move-hint")).to_contain_text(HINTS[game])
-    # Nothing to say to a spectator.
-    spectator = page.context.new_page()
+    assert page.locator(".board *").evaluate_all(BUTTON_LOOKS) == []
+    # Nothing to say to a spectator, who has nothing to click either.
+    spectator = pages.open()
     spectator.goto(f"/#/tables/{table}/watch")
     expect(spectator.locator(".board .game")).to_be_visible()
     expect(spectator.locator("#move-hint")).to_be_empty()
+    assert spectator.locator(".board *").evaluate_all(BUTTON_LOOKS) == []
 
 
 def test_pig10_labels_the_pile_and_the_draw_pile_apart(page: Page) -> None:
@@ -179,18 +199,6 @@ def test_pig10_labels_the_pile_and_the_draw_pile_apart(page: Page) -> None:
     pile = page.locator(".pig10 section.zone[aria-label^='Pile']")
     expect(pile.get_by_role("heading")).to_contain_text("Pile")
     expect(pile.locator(".card.back")).to_have_count(0)
-
-
-BUTTON_LOOKS = """nodes => nodes.filter(node => {
-  if (node.matches('button:enabled, .card, .card *, .die, .die *')) return false;
-  const style = getComputedStyle(node);
-  if (!style.display.startsWith('inline') || node.getClientRects().length === 0) return false;
-  const sides = ['Top', 'Right', 'Bottom', 'Left'];
-  const boxed = sides.every(side => parseFloat(style[`border${side}Width`]) > 0
-    && style[`border${side}Style`] !== 'none');
-  return boxed && parseFloat(style.borderTopLeftRadius) > 0;
-}).map(node => node.outerHTML.slice(0, 120))"""
-"""Inline things drawn as rounded boxes that are not enabled buttons (nor cards or dice)."""
 
 
 def test_wobble_indicators_are_not_drawn_as_buttons_and_the_start_card_was_dealt(
