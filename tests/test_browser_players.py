@@ -166,7 +166,7 @@ piles: `role=img`) look like what they show."""
 
 HINTS = {
     "pig10": "click a card in your hand",
-    "krumme10": "Click one of your cards",
+    "krumme10": "Your move: click one of your cards",
     "krasskariert": "click cards side by side in your hand",
     "wobble": "Your move:",
     "rollnbump": "Your move: click “Roll all dice”",

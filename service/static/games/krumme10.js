@@ -111,14 +111,14 @@ function phaseText(state, ctx) {
 /** How the viewer whose turn it is makes the move, in a few words. */
 function hintText(state) {
   switch (state.phase) {
-    case "play": return "Click one of your cards, then choose face up or flipped.";
-    case "direction": return "Choose a direction below.";
+    case "play": return "Your move: click one of your cards, then choose face up or flipped.";
+    case "direction": return "Your move: choose a direction below.";
     case "choice": {
       const steal = lastPlaced(state)?.face === 1 ? "click another player's card to steal it" : null;
-      if (state.total !== state.target) return "Click another player's card to steal it, or don't steal.";
-      return `Click the last card in the display to score it${steal ? `, or ${steal}` : ""}.`;
+      if (state.total !== state.target) return "Your move: click another player's card to steal it, or don't steal.";
+      return `Your move: click the last card in the display to score it${steal ? `, or ${steal}` : ""}.`;
     }
-    case "foul": return "Click a card to score it, or pass.";
+    case "foul": return "Your move: click a card to score it, or pass.";
     default: return null;
   }
 }

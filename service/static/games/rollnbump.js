@@ -242,9 +242,9 @@ function turnLine(state, ctx) {
 function hintText(state) {
   if (state.rolls === 0) return null;
   if (state.step === "roll" && state.rolls < 3) {
-    return "Click dice to keep and re-roll the rest, or click dice and a card (or the white-die spot) to claim it.";
+    return "Your move: click dice to keep and re-roll the rest, or click dice and a card (or the white-die spot) to claim it.";
   }
-  return "Click dice and a card (or the white-die spot) to claim it; end the turn when done.";
+  return "Your move: click dice and a card (or the white-die spot) to claim it; end the turn when done.";
 }
 
 /** A seat's won cards by colour, with each colour's set bonus. */
