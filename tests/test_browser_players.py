@@ -100,9 +100,9 @@ def test_a_seat_leaves_after_confirming_and_a_bot_plays_it_to_the_end(page: Page
     page.get_by_role("button", name="Leave this table…").click()
     page.get_by_role("button", name="Leave the table", exact=True).click()
     expect(page.locator("#turn")).to_contain_text(
-        re.compile(r"You left this table: a bot plays your seat|Game over")
+        re.compile(r"You are no longer seated here: a bot plays your seat|Game over")
     )
-    expect(page.locator(".seat-list li.you")).to_contain_text("left, played by the heuristic bot")
+    expect(page.locator(".seat-list li.you")).to_contain_text("handed to the heuristic bot")
     expect(page.locator(".leave button")).to_have_count(0)
     assert page.locator(".board [data-pick]:enabled").count() == 0
     assert get_json(page, f"/v1/tables/{table}", token)["seats"][0]["bot"] == "heuristic"

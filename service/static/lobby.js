@@ -194,7 +194,7 @@ function yourTable({ table, numbers, moves }, games, dismiss) {
     const turn = table.to_act.includes(seat) ? ", your turn" : "";
     return h("a", { href: `#/tables/${id}?seat=${seat}` }, `Play seat ${seat + 1} (${names[seat]}${turn})`);
   };
-  const left = numbers.filter((seat) => table.seats[seat]?.bot);
+  const handed = numbers.filter((seat) => table.seats[seat]?.bot);
   const playing = numbers.filter((seat) => !table.seats[seat]?.bot);
   switch (table.status) {
     case "open":
@@ -203,7 +203,7 @@ function yourTable({ table, numbers, moves }, games, dismiss) {
     case "running":
       return h("li", { dataset: { table: table.id } }, title, ` running, ${movesText(moves)}: `,
         playing.map((seat, index) => [index ? ", " : "", seatLink(seat)]),
-        left.length ? [playing.length ? "; " : "", `you left seat ${left.map((seat) => seat + 1).join(", ")}, a bot plays it `,
+        handed.length ? [playing.length ? "; " : "", `seat ${handed.map((seat) => seat + 1).join(", ")} handed to a bot: `,
           h("a", { href: `#/tables/${id}/watch` }, "Watch")] : null);
     default:
       return h("li", { dataset: { table: table.id } }, title, ` finished after ${movesText(moves)}. ${resultText(table, names)} `,

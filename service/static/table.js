@@ -60,7 +60,8 @@ function turnText(table, ctx) {
     return `Waiting for ${open} more ${open === 1 ? "player" : "players"} to take a seat.`;
   }
   if (table.status === "finished") return resultText(table, ctx.names);
-  if (left(table)) return `You left this table: a bot plays your seat for the rest of the game. ${waitingText(table, ctx)}`;
+  // Handed over because the player left, or because their time ran out too often.
+  if (left(table)) return `You are no longer seated here: a bot plays your seat for the rest of the game. ${waitingText(table, ctx)}`;
   const acting = table.to_act;
   if (ctx.seat !== null && acting.includes(ctx.seat)) return "Your turn.";
   if (!acting.length) return "Resolving…";
@@ -148,7 +149,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       class: [table.to_act.includes(info.seat) && "acting", info.seat === ctx.seat && "you"].filter(Boolean).join(" "),
     },
     h("span", { class: "name" }, seatName(ctx, info.seat)),
-    info.bot && info.seat === ctx.seat ? h("span", { class: "bot" }, ` left, played by the ${info.bot} bot`)
+    info.bot && info.seat === ctx.seat ? h("span", { class: "bot" }, ` handed to the ${info.bot} bot`)
       : info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
     !info.taken ? h("span", { class: "open" }, " open") : null,
     scores.length ? h("span", { class: "score" }, ` score ${scores[info.seat]}`) : null,
