@@ -60,7 +60,10 @@ def wait_for_my_turn(page: Page, clicks: int = 0) -> None:
             if click_once(page):
                 break
             page.wait_for_timeout(50)
+    # The banner still says "Your turn" while a click's move is on its way; moves to click are
+    # offered again only once the page holds the legal moves of the table's latest version.
     page.locator("#turn.mine").wait_for()
+    page.locator(".board [data-pick]:enabled, .choices button.choice").first.wait_for()
 
 
 def test_your_tables_lead_back_to_each_seat_and_forget_unknown_tables(page: Page) -> None:
