@@ -9,6 +9,9 @@ With `--game`, the URL is the server's and the shot is of a table of that game, 
 lobby against heuristic bots and played for `--clicks` clicks first (the README's pictures):
 
     .venv/bin/python scripts/screenshots.py http://127.0.0.1:8000 docs/wobble.png --game wobble
+
+With `--then PATH` as well, the shot is of that page of the server once the game is under way:
+`--then /` is the lobby, listing the table under "Your tables".
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ from playwright.sync_api import Page, sync_playwright
 
 from tests.browser import DESKTOP, PHONE, click_once, launch, open_table
 
+MAX_MORE_CLICKS = 10
+"""Clicks after `--clicks` to finish a move whose first things are picked."""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,6 +40,7 @@ def main() -> None:
     parser.add_argument("--game", help="open a table of this game and play a little first")
     parser.add_argument("--players", type=int, default=3, help="seats at that table")
     parser.add_argument("--clicks", type=int, default=8, help="clicks to play before the shot")
+    parser.add_argument("--then", metavar="PATH", help="after playing, shoot this page instead")
     args = parser.parse_args()
     with sync_playwright() as playwright:
         browser = launch(playwright)
@@ -42,6 +49,8 @@ def main() -> None:
             if args.game:
                 page = browser.new_page(viewport=viewport, base_url=args.url)
                 play(page, args.game, args.players, args.clicks)
+                if args.then:
+                    page.goto(args.then)
             else:
                 page = browser.new_page(viewport=viewport)
                 page.goto(args.url)  # until "load": a live stream keeps the network busy for good
@@ -54,14 +63,23 @@ def main() -> None:
 
 
 def play(page: Page, game: str, players: int, clicks: int) -> None:
-    """Open a table of `game` in the lobby and click `clicks` times, waiting out the bots."""
+    """Open a table of `game` in the lobby and click `clicks` times, waiting out the bots, then
+    until the last move is made and it is this seat's turn again (the table says what to click)."""
     open_table(page, game, players)
-    for _ in range(clicks):
+    for click in range(clicks + MAX_MORE_CLICKS):
+        if click >= clicks and not page.locator(".board [data-pick].selected").count():
+            break  # a move half picked is clicked on to the end
         for _ in range(200):
             if page.locator(".board .result").count() or click_once(page):
                 break
             page.wait_for_timeout(50)
-    page.wait_for_timeout(500)  # let the bots answer the last click
+    page.wait_for_timeout(1000)  # the last move is sent and the banner moves on
+    page.wait_for_function(
+        "() => document.querySelector('#move-hint')?.textContent"
+        " || document.querySelector('.board .result')"
+    )
+    page.wait_for_timeout(500)  # let the last answers settle
+    page.evaluate("window.scrollTo(0, 0)")  # focus kept on a move button may have scrolled
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ Everything the app needs is built by the composition root (`bootstrap`) and hand
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import redis
@@ -15,7 +14,7 @@ from flask_limiter import Limiter
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from domain.catalogue import BotCatalogue
-from service.client import CONTENT_SECURITY_POLICY, client
+from service.client import CONTENT_SECURITY_POLICY, OPENAPI, client
 from service.config import Config
 from service.errors import register_error_handlers
 from service.limits import limit_routes
@@ -25,10 +24,8 @@ from service.stream import StreamLimit
 from service.tables import TableCommands, TableQueries
 from telemetry.metrics import Metrics
 
-OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
-"""The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
-in an installed package a copy of it."""
-
+__all__ = ["OPENAPI", "create_app"]
+"""`OPENAPI`, the contract's path, is the client's (its API page reads it too) and this app's."""
 
 NOTHING_TO_RUN = "default-src 'none'; frame-ancestors 'none'"
 """The policy of every answer that is not a page: JSON, scripts, the spec."""

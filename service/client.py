@@ -4,18 +4,23 @@ The client speaks only the public API, so it is also the reference client for it
 is `static/games/<game id>.js` (exporting an object named after the game), with an optional
 `static/games/<game id>.css`; a game with no module of its own gets the generic table
 (`static/generic.js`). `/client/games.json` tells the page which games have which, so that adding
-a game's files is all it takes.
+a game's files is all it takes. `/client/openapi.json` is the contract as JSON, for the page that
+shows it readably (`static/apidocs.js`): a browser has no YAML parser.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import yaml
 from flask import Blueprint, Response, jsonify
 
 client = Blueprint("client", __name__, static_folder="static", static_url_path="/static")
 
 GAME_TABLES = Path(__file__).resolve().parent / "static" / "games"
+OPENAPI = Path(__file__).resolve().parent / "openapi.yaml"
+"""The HTTP contract, served as it is: in the repository a link to the top-level openapi.yaml,
+in an installed package a copy of it."""
 NOT_A_GAME = {"index"}
 """`games/index.js` loads the games' modules; it is not one."""
 
@@ -45,5 +50,13 @@ def game_tables() -> Response:
         ),
         stylesheets=sorted(path.stem for path in GAME_TABLES.glob("*.css")),
     )
+    response.headers["Cache-Control"] = "no-cache"
+    return response
+
+
+@client.get("/client/openapi.json")
+def contract() -> Response:
+    """The contract (`openapi.yaml`) as JSON, for the client's API page."""
+    response = jsonify(yaml.safe_load(OPENAPI.read_text()))
     response.headers["Cache-Control"] = "no-cache"
     return response

@@ -6,10 +6,12 @@ import re
 from pathlib import Path
 
 import fakeredis
+import yaml
 from flask.testing import FlaskClient
 
 from bootstrap import web_app
 from domain.registry import default_registry
+from service.client import OPENAPI
 from service.config import Config
 from tests.sixth_game import with_sixth_game
 
@@ -86,3 +88,13 @@ def test_an_unknown_static_file_is_a_problem_not_a_crash(client: FlaskClient) ->
     response = client.get("/static/nope.js", buffered=True)
     assert response.status_code == 404
     assert response.mimetype == "application/problem+json"
+
+
+def test_the_contract_is_served_as_json_for_the_api_page(client: FlaskClient) -> None:
+    """The API page (`static/apidocs.js`) reads the contract as JSON: the same document."""
+    response = client.get("/client/openapi.json", buffered=True)
+    assert response.status_code == 200
+    assert response.mimetype == "application/json"
+    assert response.get_json() == yaml.safe_load(OPENAPI.read_text())
+    page = client.get("/", buffered=True).get_data(as_text=True)
+    assert 'href="#/api"' in page

@@ -2,6 +2,7 @@
 // link (an invitation, a replay) is a plain URL that can be shared.
 
 import { api } from "./api.js";
+import { apiPage } from "./apidocs.js";
 import { h } from "./dom.js";
 import { lobbyPage } from "./lobby.js";
 import { replayPage } from "./replay.js";
@@ -14,6 +15,7 @@ let leaving = null;
 
 const ROUTES = [
   [/^\/?$/, () => (signal) => lobbyPage(main, signal, games)],
+  [/^\/api(?:\/([\w-]+))?$/, (anchor) => (signal) => apiPage(main, anchor, signal)],
   [/^\/rules\/([^/]+)$/, (id) => (signal) => rulesPage(main, id, signal, games)],
   [/^\/tables\/([^/]+)\/join\/(\d+)$/, (id, seat) => () => joinPage(main, id, Number(seat))],
   [/^\/tables\/([^/]+)\/watch$/, (id) => (signal, query) => tablePage(main, id, query, signal, games, true)],

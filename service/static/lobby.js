@@ -1,9 +1,12 @@
 // The lobby: every game with its rules summary and options, a form to open a table with people
-// and bots in its seats, and the tables there are to join, watch or replay.
+// and bots in its seats, the tables this browser holds seats at, and the tables there are to
+// join, watch or replay.
 
-import { api } from "./api.js";
+import { api, ApiError } from "./api.js";
 import { h } from "./dom.js";
-import { holdSeat, playerName, rememberName } from "./seats.js";
+import { MoveCounter, movesText } from "./moves.js";
+import { forgetTable, heldTables, holdSeat, playerName, rememberName } from "./seats.js";
+import { resultText, seatNames } from "./table.js";
 
 const YOU = "you";
 const OPEN = "open";
@@ -13,16 +16,21 @@ export async function lobbyPage(main, signal, games) {
   const name = h("input", { id: "player-name", maxlength: 40, autocomplete: "nickname", value: playerName(),
     onchange: (event) => rememberName(event.target.value.trim()) });
   const lists = h("div", { class: "table-lists" });
+  const mine = h("section", { class: "your-tables", "aria-labelledby": "your-tables-title" });
   main.replaceChildren(h("section", { class: "lobby" },
     h("h1", {}, "Lobby"),
     h("p", { class: "name-row" }, h("label", { for: "player-name" }, "Your name "), name),
+    mine,
     h("h2", {}, "Start a game"),
     h("div", { class: "games" }, Object.values(games).map((game) => gameCard(game, bots, name))),
     lists));
   document.title = "Spieltisch";
-  await tableLists(lists, games);
+  const tallies = new Map();
+  const finished = new Map();
+  const update = () => Promise.all([tableLists(lists, games, tallies), yourTables(mine, games, tallies, finished)]);
+  await update();
   // Running games change; the lobby shows them anew every few seconds while it is open.
-  const timer = setInterval(() => tableLists(lists, games).catch(() => {}), 5000);
+  const timer = setInterval(() => update().catch(() => {}), 5000);
   signal.addEventListener("abort", () => clearInterval(timer), { once: true });
 }
 
@@ -120,9 +128,94 @@ function optionInput(game, option) {
   return { option, node, value };
 }
 
-async function tableLists(container, games) {
+/**
+ * The number of moves made at `table` so far, read from its log: only the events after the
+ * last count are fetched. `tallies` keeps each table's count between refreshes.
+ */
+function movesMade(table, tallies) {
+  let tally = tallies.get(table.id);
+  if (!tally) {
+    tally = { version: 0, counter: new MoveCounter(table.game), reading: Promise.resolve() };
+    tallies.set(table.id, tally);
+  }
+  // One read at a time per table, so no event is counted twice.
+  tally.reading = tally.reading.then(async () => {
+    if (tally.version >= table.version) return;
+    const log = await api(`/tables/${encodeURIComponent(table.id)}/events?after=${tally.version}`);
+    for (const event of log.events) tally.counter.add(event);
+    tally.version = log.version;
+  }).catch(() => {});
+  return tally.reading.then(() => tally.counter.count);
+}
+
+/**
+ * "Your tables": every table this browser holds a seat at, with the way back to each seat.
+ * A table the server no longer knows, or that expired unplayed, is forgotten; a finished one
+ * stays, with its replay, until it is dismissed. Finished tables are not asked for again.
+ */
+async function yourTables(container, games, tallies, finished) {
+  const held = Object.entries(heldTables()).filter(([, seats]) => Object.keys(seats).length);
+  const entries = await Promise.all(held.map(async ([tableId, seats]) => {
+    if (finished.has(tableId)) return finished.get(tableId);
+    const numbers = Object.keys(seats).map(Number).sort((a, b) => a - b);
+    let table;
+    try {
+      table = await api(`/tables/${encodeURIComponent(tableId)}`, { token: seats[numbers[0]] });
+    } catch (error) {
+      // Unknown table, or a token it no longer knows: nothing to go back to.
+      if (error instanceof ApiError && [401, 403, 404].includes(error.status)) forgetTable(tableId);
+      return null;
+    }
+    if (table.status === "expired") {
+      forgetTable(tableId);
+      return null;
+    }
+    const entry = { table, numbers, moves: table.status === "open" ? 0 : await movesMade(table, tallies) };
+    if (table.status === "finished") finished.set(tableId, entry);
+    return entry;
+  }));
+  const order = { running: 0, open: 1, finished: 2 };
+  const shown = entries.filter(Boolean).sort((a, b) => order[a.table.status] - order[b.table.status]);
+  container.replaceChildren(h("h2", { id: "your-tables-title" }, "Your tables"),
+    shown.length
+      ? h("ul", { class: "tables" }, shown.map((entry) => yourTable(entry, games, () => {
+        forgetTable(entry.table.id);
+        finished.delete(entry.table.id);
+        yourTables(container, games, tallies, finished);
+      })))
+      : h("p", { class: "empty" }, "None: the tables you sit at appear here, in this browser."));
+}
+
+function yourTable({ table, numbers, moves }, games, dismiss) {
+  const id = encodeURIComponent(table.id);
+  const title = h("span", { class: "game-name" }, games[table.game]?.title || table.game);
+  const names = seatNames(table);
+  const seatLink = (seat) => {
+    const turn = table.to_act.includes(seat) ? ", your turn" : "";
+    return h("a", { href: `#/tables/${id}?seat=${seat}` }, `Play seat ${seat + 1} (${names[seat]}${turn})`);
+  };
+  const handed = numbers.filter((seat) => table.seats[seat]?.bot);
+  const playing = numbers.filter((seat) => !table.seats[seat]?.bot);
+  switch (table.status) {
+    case "open":
+      return h("li", { dataset: { table: table.id } }, title, " waiting for players: ",
+        h("a", { href: `#/tables/${id}` }, "Open the table to invite them"));
+    case "running":
+      return h("li", { dataset: { table: table.id } }, title, ` running, ${movesText(moves)}: `,
+        playing.map((seat, index) => [index ? ", " : "", seatLink(seat)]),
+        handed.length ? [playing.length ? "; " : "", `seat ${handed.map((seat) => seat + 1).join(", ")} handed to a bot: `,
+          h("a", { href: `#/tables/${id}/watch` }, "Watch")] : null);
+    default:
+      return h("li", { dataset: { table: table.id } }, title, ` finished after ${movesText(moves)}. ${resultText(table, names)} `,
+        h("a", { href: `#/tables/${id}/replay` }, "Replay"), " ",
+        h("button", { type: "button", class: "link", onclick: dismiss }, "Dismiss"));
+  }
+}
+
+async function tableLists(container, games, tallies) {
   const [open, running, finished] = await Promise.all(["open", "running", "finished"].map((status) =>
     api(`/tables?status=${status}&limit=12`).catch(() => [])));
+  const counts = new Map(await Promise.all(running.map(async (table) => [table.id, await movesMade(table, tallies)])));
   const rows = (tables, action) => tables.length
     ? h("ul", { class: "tables" }, tables.map((table) => h("li", {},
       h("span", { class: "game-name" }, games[table.game]?.title || table.game), " ",
@@ -135,7 +228,7 @@ async function tableLists(container, games) {
       return seat ? h("a", { href: `#/tables/${table.id}/join/${seat.seat}` }, `Join seat ${seat.seat + 1}`) : null;
     })),
     h("section", {}, h("h2", {}, "Running games"), rows(running, (table) =>
-      h("a", { href: `#/tables/${table.id}/watch` }, `Watch (move ${table.version})`))),
+      h("a", { href: `#/tables/${table.id}/watch` }, `Watch (${movesText(counts.get(table.id))})`))),
     h("section", {}, h("h2", {}, "Finished games"), rows(finished, (table) =>
       h("a", { href: `#/tables/${table.id}/replay` }, "Replay"))));
 }

@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { legend, scoreChart } from "./chart.js";
 import { h } from "./dom.js";
 import { gameModule } from "./games/index.js";
+import { countMoves } from "./moves.js";
 import { contextOf, describe, resultText, seatNames } from "./table.js";
 
 // The replay of one table: its table, log, score timeline and audit are read once, and each
@@ -61,12 +62,15 @@ export async function replayPage(main, tableId, version, signal, games) {
   const event = log.events.find((record) => record.seq === at);
   const ctx = contextOf(past, games);
   const happened = event ? describe(event, past, games) || event.type : "";
+  // Versions count events; players count moves, so the banner says which move this event is.
+  const { moves, moveAt } = countMoves(table.game, log.events);
+  const move = moveAt.has(at) ? ` (move ${moveAt.get(at)} of ${moves})` : "";
 
   const audit = table.status === "finished" ? await auditPanel(replay) : h("p", {}, "The audit is shown once the game is over.");
   if (signal.aborted) return;
   main.replaceChildren(h("section", { class: "replay-page" },
     h("h1", {}, `Replay: ${game ? game.title : table.game}`),
-    h("p", { class: "banner" }, `Version ${at} of ${last}${happened ? `: ${happened}` : ""}`),
+    h("p", { class: "banner" }, `Version ${at} of ${last}${move}${happened ? `: ${happened}` : ""}`),
     h("div", { class: "controls", role: "group", "aria-label": "Replay controls" },
       h("button", { type: "button", onclick: () => go(1), disabled: at === 1, "aria-label": "First version" }, "« First"),
       h("button", { type: "button", id: "replay-back", onclick: () => go(at - 1), disabled: at === 1, "aria-label": "Previous version" }, "‹ Back"),

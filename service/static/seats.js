@@ -13,6 +13,18 @@ export function heldSeats(tableId) {
   return all()[tableId] || {};
 }
 
+/** Every table this browser holds a seat of: {tableId: {seat: token}}. */
+export function heldTables() {
+  return all();
+}
+
+/** Drop the seats held at `tableId` (its game is over and dismissed, or the table is gone). */
+export function forgetTable(tableId) {
+  const seats = all();
+  delete seats[tableId];
+  localStorage.setItem(SEATS, JSON.stringify(seats));
+}
+
 export function holdSeat(tableId, seat, token) {
   const seats = all();
   seats[tableId] = { ...(seats[tableId] || {}), [seat]: token };

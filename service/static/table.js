@@ -5,6 +5,7 @@ import { api, ApiError, follow } from "./api.js";
 import { seatName } from "./cards.js";
 import { announce, h } from "./dom.js";
 import { gameModule } from "./games/index.js";
+import { MoveCounter, movesText } from "./moves.js";
 import { Picker } from "./picker.js";
 import { heldSeats, holdSeat, playerName, rememberName } from "./seats.js";
 
@@ -28,16 +29,43 @@ export function resultText(table, names) {
   return `Game over: ${winners.join(" and ")} ${winners.length === 1 ? "wins" : "share the win"}.`;
 }
 
+/** True when the viewer's seat was handed to a bot: it left, or timed out too often. */
+function left(table) {
+  return table.you !== null && table.you !== undefined && Boolean(table.seats[table.you]?.bot);
+}
+
+function waitingText(table, ctx) {
+  return table.to_act.length ? `Waiting for ${table.to_act.map((seat) => seatName(ctx, seat)).join(", ")}.` : "";
+}
+
+/**
+ * One line saying what to click now: the game's own words for the seat's legal moves, else
+ * words from what those moves use (things on the table to click, or buttons).
+ */
+function hintText(module, table, ctx, picker) {
+  if (!picker || !ctx.moves.length || table.status !== "running") return "";
+  const own = module.hint?.(ctx.moves, table.state, ctx);
+  if (own) return own;
+  const clicks = picker.options.some((option) => option.picks.length);
+  const buttons = picker.options.some((option) => !option.picks.length);
+  if (clicks && buttons) return "Your move: click a highlighted thing on the table, or choose a button below it.";
+  if (clicks) return "Your move: click a highlighted thing on the table.";
+  return picker.options.length === 1 ? `Your move: click “${picker.options[0].label}” below the table.`
+    : `Your move: choose one of the ${picker.options.length} buttons below the table.`;
+}
+
 function turnText(table, ctx) {
   if (table.status === "open") {
     const open = table.seats.filter((seat) => !seat.taken).length;
     return `Waiting for ${open} more ${open === 1 ? "player" : "players"} to take a seat.`;
   }
   if (table.status === "finished") return resultText(table, ctx.names);
+  // Handed over because the player left, or because their time ran out too often.
+  if (left(table)) return `You are no longer seated here: a bot plays your seat for the rest of the game. ${waitingText(table, ctx)}`;
   const acting = table.to_act;
   if (ctx.seat !== null && acting.includes(ctx.seat)) return "Your turn.";
   if (!acting.length) return "Resolving…";
-  const waiting = `Waiting for ${acting.map((seat) => seatName(ctx, seat)).join(", ")}.`;
+  const waiting = waitingText(table, ctx);
   // Only this seat's own legal moves say it may act out of turn; the table never tells others.
   return ctx.moves.length ? `${waiting} You may act out of turn.` : waiting;
 }
@@ -63,6 +91,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const token = seat === undefined ? null : held[seat];
 
   const banner = h("p", { class: "banner", id: "turn" });
+  const hint = h("p", { class: "move-hint", id: "move-hint" });
   const feedback = h("p", { class: "feedback", role: "alert" });
   // A lost race (the table moved on between reading it and the click) is news, not an error.
   const notice = h("p", { class: "notice", role: "status" });
@@ -70,20 +99,23 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const board = h("div", { class: "board" });
   const choices = h("div", { class: "choices", role: "group", "aria-label": "Your moves" });
   const invites = h("div", { class: "invites" });
-  const log = h("ol", { class: "log", "aria-label": "What happened", reversed: true });
+  const log = h("ul", { class: "log", "aria-label": "What happened, newest first" });
   const connection = h("span", { class: "connection" }, "connecting…");
+  const moveCount = h("span", { class: "move-count" });
+  const leaving = h("div", { class: "leave" });
   const title = h("h1", {}, "Table");
   const howToPlay = h("a", { href: "#/" }, "How to play");
   main.replaceChildren(h("section", { class: "table-page" },
-    h("div", { class: "title-row" }, title, connection),
-    banner, feedback, notice,
+    h("div", { class: "title-row" }, title, h("span", { class: "status-line" }, moveCount, connection)),
+    banner, hint, feedback, notice,
     h("div", { class: "layout" },
       h("aside", {}, h("h2", {}, "Seats"), seats,
         heldNumbers.length > 1 ? seatSwitcher(tableId, heldNumbers, seat) : null,
         h("nav", { class: "links", "aria-label": "This table" },
           h("a", { href: `#/tables/${tableId}/replay` }, "Replay"), " ",
           h("a", { href: `#/tables/${tableId}/watch` }, "Watch as spectator"), " ",
-          howToPlay)),
+          howToPlay),
+        leaving),
       h("div", { class: "play" }, board, choices)),
     invites,
     h("section", { class: "log-section" }, h("h2", {}, "Log"), log)));
@@ -109,13 +141,16 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     banner.classList.toggle("mine", myTurn);
     if (myTurn && !wasMyTurn) announce(banner.textContent);
     wasMyTurn = myTurn;
+    hint.textContent = hintText(module, table, ctx, picker);
+    renderLeave(table);
 
     const scores = table.state ? module.scores(table.state) : [];
     seats.replaceChildren(...table.seats.map((info) => h("li", {
       class: [table.to_act.includes(info.seat) && "acting", info.seat === ctx.seat && "you"].filter(Boolean).join(" "),
     },
     h("span", { class: "name" }, seatName(ctx, info.seat)),
-    info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
+    info.bot && info.seat === ctx.seat ? h("span", { class: "bot" }, ` handed to the ${info.bot} bot`)
+      : info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
     !info.taken ? h("span", { class: "open" }, " open") : null,
     scores.length ? h("span", { class: "score" }, ` score ${scores[info.seat]}`) : null,
     table.deadlines?.[info.seat] ? h("span", { class: "deadline", dataset: { deadline: table.deadlines[info.seat] } }, ` ${timeLeft(table.deadlines[info.seat])}`) : null,
@@ -135,6 +170,36 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     }
 
     invites.replaceChildren(...(table.status === "open" ? [inviteList(table, ctx)] : []));
+  };
+
+  // Leaving takes two clicks: the first only asks whether the player means it.
+  let confirming = false;
+  const renderLeave = (table) => {
+    if (!token || table.status !== "running" || left(table)) {
+      leaving.replaceChildren();
+      return;
+    }
+    const ask = () => { confirming = true; renderLeave(shown.table); leaving.querySelector(".danger")?.focus(); };
+    const stay = () => { confirming = false; renderLeave(shown.table); leaving.querySelector("button")?.focus(); };
+    leaving.replaceChildren(...(confirming
+      ? [h("p", { id: "leave-question" }, `Leave for good? A bot plays seat ${table.you + 1} for the rest of the game, and you cannot take it back.`),
+        h("button", { type: "button", class: "danger", "aria-describedby": "leave-question", onclick: leave }, "Leave the table"), " ",
+        h("button", { type: "button", class: "secondary", onclick: stay }, "Stay")]
+      : [h("button", { type: "button", class: "secondary", onclick: ask }, "Leave this table…")]));
+  };
+
+  const leave = async () => {
+    confirming = false;
+    feedback.textContent = "";
+    try {
+      const table = await api(`/tables/${tableId}/leave`, { method: "POST", token });
+      shown = { table, legal: null, picker: null };
+      announce("You left the table: a bot plays your seat now.");
+    } catch (error) {
+      feedback.textContent = `Could not leave: ${error.message}`;
+    }
+    render();
+    refresh();
   };
 
   const renderPicks = (picker, legal) => {
@@ -218,7 +283,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         try {
           const table = await api(`/tables/${tableId}`, { token });
           let legal = null;
-          if (token && table.status === "running") legal = await api(`/tables/${tableId}/moves`, { token });
+          // A seat handed to a bot has moves no more: its token is refused for them.
+          if (token && table.status === "running" && !left(table)) legal = await api(`/tables/${tableId}/moves`, { token });
           if (signal.aborted) return;
           // A move landed between the two reads: show them only once they agree.
           if (legal && legal.version !== table.version) { again = true; continue; }
@@ -239,17 +305,26 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   };
 
   await refresh();
+  const counter = new MoveCounter(shown.table?.game ?? "");
   follow(tableId, {
     token,
     signal,
     onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
     onEvent: (event) => {
+      const move = counter.add(event);
+      moveCount.textContent = movesText(counter.count);
       const line = describe(event, shown.table, games);
-      if (line) log.prepend(h("li", { value: event.seq }, line));
+      if (line) log.prepend(logLine(move, line));
       refresh(event.seq);
     },
   }).then(() => { connection.textContent = shown.table?.status === "finished" ? "game over" : "stream ended"; })
     .catch((error) => { connection.textContent = `stream failed: ${error.message}`; });
+}
+
+/** A line of the log, numbered by the move it belongs to (seats taken, the deal: none). */
+export function logLine(move, line) {
+  return h("li", { dataset: move === null ? {} : { move: String(move) } },
+    h("span", { class: "move-number" }, move === null ? "" : `${move}.`), " ", line);
 }
 
 function options(table, legal, games) {

@@ -161,11 +161,14 @@ function ownZones(state, ctx) {
   const inserting = myTurn && (state.phase === "insert" || (state.phase === "follow" && reserve.length > 0));
   const drawn = state.drawn === undefined ? null : h("div", { class: "drawn" }, zone("You drew",
     kkCard(state.drawn, { label: `drawn card: ${cardLabel(state.drawn)}` }),
-    h("span", { class: "hint" }, `Click a + in your hand to insert it there.${state.draws_left > 1 ? ` ${plural(state.draws_left - 1, "more card")} to draw after it.` : ""}`)));
+    h("span", { class: "hint" }, `It goes into your hand at a + of your choice.${state.draws_left > 1 ? ` ${plural(state.draws_left - 1, "more card")} to draw after it.` : ""}`)));
   return [
     drawn,
     zone("Your hand (fixed order: a play takes neighbouring cards)",
       hand.length || inserting ? handRow(hand, inserting) : h("span", { class: "empty" }, "No cards left: you are safe this hand.")),
+    inserting ? h("p", { class: "hint gap-legend" }, state.phase === "insert"
+      ? "Each + is a gap in your hand (before the first card, between two, after the last): click one to put the drawn card there. Where it goes decides which cards become neighbours."
+      : "Each + is a gap in your hand (before the first card, between two, after the last). Passing takes a reserve card into your hand: click a reserve card, then the + where it should go.") : null,
     zone("Your reserve (pass: take one into your hand)",
       reserve.length ? reserve.map((value) => kkCard(value, { pick: `reserve:${value}`, label: `reserve ${cardLabel(value)}` }))
         : h("span", { class: "empty" }, "none left: no passing, only beating")),
@@ -189,10 +192,20 @@ export const krasskariert = {
       state.hand ? ownZones(state, ctx) : null,
       h("ol", { class: "kk-seats", "aria-label": "Players: chips, hands and reserves" },
         state.hand_sizes.map((_, seat) => seatRow(state, ctx, seat, startingChips))),
-      h("div", { class: "row piles" },
-        back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile }),
-        h("span", { class: "hint" }, `draw pile: ${plural(state.draw_pile, "card")}`)),
+      zone("Draw pile", back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile }),
+        h("span", { class: "hint" }, plural(state.draw_pile, "card"))),
       outZone(state));
+  },
+
+  hint(moves, state) {
+    const types = new Set(moves.map((move) => move.type));
+    if (types.has("insert")) return "Your move: click a + in your hand to put the drawn card there.";
+    const beat = state.to_beat ? ` to beat the ${combination(state.to_beat.kind, state.to_beat.rank)}` : "";
+    const ways = [
+      types.has("play") || types.has("stop") || types.has("draw") ? `click cards side by side in your hand to play them${beat}` : null,
+      types.has("pass") ? "pass: click a reserve card, then a + in your hand where it goes" : null,
+    ].filter(Boolean);
+    return ways.length ? `Your move: ${ways.join(", or ")}.` : null;
   },
 
   move(move, state) {

@@ -111,14 +111,14 @@ function phaseText(state, ctx) {
 /** How the viewer whose turn it is makes the move, in a few words. */
 function hintText(state) {
   switch (state.phase) {
-    case "play": return "Click one of your cards, then choose face up or flipped.";
-    case "direction": return "Choose a direction below.";
+    case "play": return "Your move: click one of your cards, then choose face up or flipped.";
+    case "direction": return "Your move: choose a direction below.";
     case "choice": {
       const steal = lastPlaced(state)?.face === 1 ? "click another player's card to steal it" : null;
-      if (state.total !== state.target) return "Click another player's card to steal it, or don't steal.";
-      return `Click the last card in the display to score it${steal ? `, or ${steal}` : ""}.`;
+      if (state.total !== state.target) return "Your move: click another player's card to steal it, or don't steal.";
+      return `Your move: click the last card in the display to score it${steal ? `, or ${steal}` : ""}.`;
     }
-    case "foul": return "Click a card to score it, or pass.";
+    case "foul": return "Your move: click a card to score it, or pass.";
     default: return null;
   }
 }
@@ -223,13 +223,10 @@ function seatOrder(state, ctx) {
 
 export const krumme10 = {
   render(state, ctx) {
-    const acting = actingSeat(state);
-    const hint = acting !== null && acting === ctx.seat ? hintText(state) : null;
     return h("div", { class: "game krumme10" },
       h("div", { class: "k10-table" },
         headline(state),
         h("p", { class: `k10-phase phase-${state.phase}` }, phaseText(state, ctx)),
-        hint ? h("p", { class: "k10-hint" }, hint) : null,
         displayZone(state, ctx),
         pilesRow(state),
         directionNote(state),
@@ -237,6 +234,10 @@ export const krumme10 = {
         h("p", { class: "k10-legend" }, "⟲n: the other side of a card that was flipped. No one knows the other sides of the rest.")),
       teamList(state, ctx),
       h("div", { class: "k10-seats" }, seatOrder(state, ctx).map((seat) => seatPanel(state, ctx, seat))));
+  },
+
+  hint(moves, state) {
+    return hintText(state);
   },
 
   move(move, state, ctx) {

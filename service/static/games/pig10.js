@@ -15,12 +15,18 @@ export const pig10 = {
       valueCard(played.card, { small: true, label: `${played.card}, played by ${seatName(ctx, played.seat)}` }));
     return h("div", { class: "game pig10" },
       h("p", { class: "headline" }, `Pile value ${state.pile_value} of 10`),
-      zone("Pile", pile.length ? pile : h("span", { class: "empty" }, "empty"),
-        back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile })),
+      h("div", { class: "row piles" },
+        zone("Pile: the cards played, worth their total", pile.length ? pile : h("span", { class: "empty" }, "empty")),
+        zone("Draw pile", back({ label: `draw pile, ${plural(state.draw_pile, "card")}`, count: state.draw_pile }))),
       h("ul", { class: "tallies", "aria-label": "Hands and cards won" },
         state.hand_sizes.map((size, seat) =>
           h("li", {}, `${seatName(ctx, seat)}: ${plural(size, "card")} in hand, ${plural(state.won[seat], "card")} won`))),
       state.hand ? zone("Your hand", state.hand.map((value) => valueCard(value, { pick: `card:${value}` }))) : null);
+  },
+
+  hint(moves) {
+    const several = new Set(moves.map((move) => move.card)).size < moves.length;
+    return `Your move: click a card in your hand to play it on the pile${several ? " (a card that can add or subtract offers both as buttons)" : ""}.`;
   },
 
   move(move, state) {

@@ -238,12 +238,13 @@ function turnLine(state, ctx) {
   return state.rolls ? `${who}: roll ${state.rolls} of 3` : `${who}: ${plural(state.dice_count, "die", "dice")} to roll`;
 }
 
-function hint(state) {
+/** How the seat whose turn it is makes its move, in a few words (the first roll: none). */
+function hintText(state) {
   if (state.rolls === 0) return null;
   if (state.step === "roll" && state.rolls < 3) {
-    return "Click dice to keep and re-roll the rest, or click dice and a card (or the white-die spot) to claim it.";
+    return "Your move: click dice to keep and re-roll the rest, or click dice and a card (or the white-die spot) to claim it.";
   }
-  return "Click dice and a card (or the white-die spot) to claim it; end the turn when done.";
+  return "Your move: click dice and a card (or the white-die spot) to claim it; end the turn when done.";
 }
 
 /** A seat's won cards by colour, with each colour's set bonus. */
@@ -290,8 +291,11 @@ export const rollnbump = {
           whiteSpotTile(state, ctx, mine),
           jokerTile(state, ctx, mine, points))),
       // The dice come last: the frame puts the move buttons right under the board.
-      state.turn !== null ? diceZone(state, ctx, mine) : null,
-      mine && hint(state) ? h("p", { class: "hint" }, hint(state)) : null);
+      state.turn !== null ? diceZone(state, ctx, mine) : null);
+  },
+
+  hint(moves, state) {
+    return hintText(state);
   },
 
   move(move, state, ctx) {

@@ -196,11 +196,15 @@ function attackPanel(state, ctx) {
   if (!attack) return null;
   const target = attack.target === ctx.seat ? "you" : seatName(ctx, attack.target);
   const redirected = attack.directed_by === attack.owner ? "" : `, sent on by ${seatName(ctx, attack.directed_by)}`;
+  // Nobody played the starting card: the deal turned it up, and it acts for the dealer.
+  const dealt = attack.owner === state.dealer && !attack.passed && !state.discard_pile;
+  const origin = dealt ? `turned up by the deal as the starting card (it acts for the dealer, ${seatName(ctx, state.dealer)})`
+    : `played by ${seatName(ctx, attack.owner)}`;
   return h("section", { class: "zone attack", "aria-label": "Open attack" },
     h("h3", {}, "⊕ Attack"),
     h("p", { class: "attack-line" },
       h("strong", {}, `${NAMES[attack.symbol]}${attack.passed ? " stack" : ""}: ${effect(attack.symbol, attack.amount)}`),
-      ` — played by ${seatName(ctx, attack.owner)}${redirected}, aimed at ${target}.`),
+      ` — ${origin}${redirected}, aimed at ${target}.`),
     state.phase === "attack" ? h("p", { class: "hint" },
       `${attack.target === ctx.seat ? "You" : seatName(ctx, attack.target)} may pass it on with another ${NAMES[attack.symbol]}, defend with a grey card or take it. `,
       attack.jerk_allowed ? `Anyone but ${seatName(ctx, attack.owner)} may play a Jerk card on it.` : "Its Jerk card has been played.",
@@ -354,6 +358,22 @@ export const wobble = {
       ctx.seat !== null && state.hand ? handZone(state) : null);
   },
 
+  hint(moves, state) {
+    const types = new Set(moves.map((move) => move.type));
+    if (types.has("name")) return "Your move: click a number (or a colour) below to name it for the Magnet.";
+    if (types.has("start")) return "Your move: choose below how the starting card acts.";
+    if (types.has("report")) return "Your move: say below whether the task was managed.";
+    const ways = [
+      types.has("play") ? (state.phase === "drawn" ? "click the drawn card (marked new) to play it" : "click a card in your hand to play it on the discard pile") : null,
+      types.has("pass") || types.has("defend") ? "click a card in your hand to pass the attack on or defend" : null,
+      types.has("toss") ? "click a card in your hand that matches the top card to toss it in" : null,
+      types.has("jerk") ? "click your Jerk card to play it on the attack" : null,
+      types.has("draw") ? "click the draw pile to draw a card" : null,
+      types.has("accept") || types.has("attempt") || types.has("exchange_greys") ? "use a button below the table" : null,
+    ].filter(Boolean);
+    return ways.length ? `Your move: ${ways.join(", or ")}.` : null;
+  },
+
   move(move, state, ctx) {
     switch (move.type) {
       case "play": case "toss": case "pass":
@@ -387,7 +407,7 @@ export const wobble = {
     const some = (cards, count) => (cards ? cards.map(cardName).join(", ") : plural(count, "card"));
     switch (event.type) {
       case "RoundStarted": return `Round ${data.round + 1}: ${seatName(ctx, data.dealer)} deals`;
-      case "StartCardTurned": return `Starting card: ${cardName(data.card)}, as if ${who} played it`;
+      case "StartCardTurned": return `The deal turned up ${cardName(data.card)} as the starting card; it acts for the dealer, ${who}`;
       case "StartCardResolved": return `${who} resolved the starting card${chosen(data, ctx)}`;
       case "CardsPlayed": return played(data, ctx);
       case "HalfHandDiscarded": return `${who} put ${some(data.cards, data.count)} under the discard pile`;

@@ -1,0 +1,259 @@
+"""What a player meets in the browser (issue 23): the way back to their seats, leaving a table,
+moves counted as moves, a line saying what to click, labelled piles, indicators that are not
+buttons, the games' own words, and the API contract as a page.
+
+The server is the stack as the Procfile runs it, on a real Redis, with real bot workers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+import yaml
+from playwright.sync_api import Page, expect
+
+from service.client import OPENAPI
+from tests.browser import Watched, click_once, open_table
+from tests.sixth_game import with_sixth_game
+
+pytestmark = [pytest.mark.browser, pytest.mark.redis]
+
+GAMES = with_sixth_game().ids()
+PLAYERS = {"krasskariert": 3, "wobble": 3}
+SEATS_KEY = "spieltisch.seats"
+
+
+def get_json(page: Page, path: str, token: str | None = None) -> Any:
+    """`path` of the API, read by the page (so from the stack it serves)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return page.evaluate(
+        "([path, headers]) => fetch(path, {headers}).then(r => r.json())", [path, headers]
+    )
+
+
+def held(page: Page) -> dict[str, dict[str, str]]:
+    seats: dict[str, dict[str, str]] = json.loads(
+        page.evaluate(f"localStorage.getItem('{SEATS_KEY}') || '{{}}'")
+    )
+    return seats
+
+
+def moves_in(log: list[dict[str, Any]], game: str) -> int:
+    """Moves in an event log, counted here apart from the client: the commands a seat issued
+    (`meta.seat`) that appended at least one event of the game itself."""
+    return len(
+        {
+            event["meta"]["command_id"]
+            for event in log
+            if event["meta"].get("seat") is not None and event["type"].startswith(f"{game}.")
+        }
+    )
+
+
+def wait_for_my_turn(page: Page, clicks: int = 0) -> None:
+    """Make `clicks` moves' worth of clicks, then wait until the bots wait for this seat."""
+    for _ in range(clicks):
+        for _ in range(200):
+            if click_once(page):
+                break
+            page.wait_for_timeout(50)
+    # The banner still says "Your turn" while a click's move is on its way; moves to click are
+    # offered again only once the page holds the legal moves of the table's latest version.
+    page.locator("#turn.mine").wait_for()
+    page.locator(".board [data-pick]:enabled, .choices button.choice").first.wait_for()
+
+
+def test_your_tables_lead_back_to_each_seat_and_forget_unknown_tables(page: Page) -> None:
+    table = open_table(page, "pig10")
+    page.goto("/#/")
+    # A table this browser once sat at that the server does not know is dropped, not listed.
+    page.evaluate(
+        "([key, table]) => { const seats = JSON.parse(localStorage.getItem(key));"
+        " seats.gone = {0: 'no-such-token'}; localStorage.setItem(key, JSON.stringify(seats)); }",
+        [SEATS_KEY, table],
+    )
+    page.reload()
+    mine = page.locator(".your-tables")
+    expect(mine.get_by_role("heading", name="Your tables")).to_be_visible()
+    entry = mine.locator(f"li[data-table='{table}']")
+    expect(entry).to_contain_text("Pig 10 running")
+    expect(entry).to_contain_text(re.compile(r"\d+ moves?"))
+    expect(mine.locator("li")).to_have_count(1)
+    assert "gone" not in held(page)
+    assert table in held(page)
+
+    entry.get_by_role("link", name=re.compile(r"^Play seat 1 \(Ada")).click()
+    expect(page).to_have_url(re.compile(rf"#/tables/{table}\?seat=0$"))
+    expect(page.locator(".board .game")).to_be_visible()
+    expect(page.locator(".seat-list li.you")).to_contain_text("Ada (you)")
+
+
+def test_a_seat_leaves_after_confirming_and_a_bot_plays_it_to_the_end(page: Page) -> None:
+    table = open_table(page, "pig10")
+    page.get_by_role("button", name="Leave this table…").click()
+    expect(page.locator(".leave")).to_contain_text("Leave for good?")
+    page.get_by_role("button", name="Stay").click()
+    expect(page.get_by_role("button", name="Leave this table…")).to_be_visible()
+    token = held(page)[table]["0"]
+    assert get_json(page, f"/v1/tables/{table}", token)["seats"][0]["bot"] is None
+
+    page.get_by_role("button", name="Leave this table…").click()
+    page.get_by_role("button", name="Leave the table", exact=True).click()
+    expect(page.locator("#turn")).to_contain_text(
+        re.compile(r"You are no longer seated here: a bot plays your seat|Game over")
+    )
+    expect(page.locator(".seat-list li.you")).to_contain_text("handed to the heuristic bot")
+    expect(page.locator(".leave button")).to_have_count(0)
+    assert page.locator(".board [data-pick]:enabled").count() == 0
+    assert get_json(page, f"/v1/tables/{table}", token)["seats"][0]["bot"] == "heuristic"
+
+    # Two bots now: the game plays itself out, and the lobby keeps it as finished with its replay.
+    expect(page.locator("#turn")).to_contain_text("Game over", timeout=60_000)
+    page.goto("/#/")
+    entry = page.locator(f".your-tables li[data-table='{table}']")
+    expect(entry).to_contain_text(re.compile(r"Pig 10 finished after \d+ moves"))
+    expect(entry.get_by_role("link", name="Replay")).to_have_attribute(
+        "href", f"#/tables/{table}/replay"
+    )
+    entry.get_by_role("button", name="Dismiss").click()
+    expect(entry).to_have_count(0)
+    assert table not in held(page)
+
+
+def test_moves_are_counted_as_moves_not_versions(page: Page) -> None:
+    table = open_table(page, "pig10")
+    wait_for_my_turn(page, clicks=3)
+    # While the table waits for this seat nothing changes: the page and the log must agree.
+    log = get_json(page, f"/v1/tables/{table}/events")
+    moves = moves_in(log["events"], "pig10")
+    assert moves >= 3
+    assert log["version"] > moves  # the deal and the seats taken are versions, not moves
+    expect(page.locator(".move-count")).to_have_text(f"{moves} moves")
+    numbers = [
+        int(value)
+        for value in page.locator(".log li[data-move]").evaluate_all(
+            "nodes => nodes.map(node => node.dataset.move)"
+        )
+    ]
+    # Numbered by move, newest first, with no number skipped; a move may take several lines.
+    assert sorted(set(numbers)) == list(range(1, moves + 1)), numbers
+    assert numbers == sorted(numbers, reverse=True)
+    expect(page.locator(".log li").filter(has_text="sat down at seat 1")).not_to_have_attribute(
+        "data-move", re.compile(".")
+    )
+
+    last = log["events"][-1]
+    page.goto(f"/#/tables/{table}/replay/{last['seq']}")
+    expect(page.locator(".replay-page .banner")).to_contain_text(
+        f"Version {log['version']} of {log['version']} (move {moves} of {moves})"
+    )
+
+
+BUTTON_LOOKS = """nodes => nodes.filter(node => {
+  const picture = '[role=img], [role=img] *, .card, .card *, .die, .die *';
+  if (node.matches(`button:enabled, ${picture}`) || !node.textContent.trim()) return false;
+  const style = getComputedStyle(node);
+  const box = node.getBoundingClientRect();
+  if (!box.height || box.height > 48 || box.width > 320) return false;
+  const sides = ['Top', 'Right', 'Bottom', 'Left'];
+  const boxed = sides.every(side => parseFloat(style[`border${side}Width`]) > 0
+    && style[`border${side}Style`] !== 'none');
+  return boxed && parseFloat(style.borderTopLeftRadius) > 0;
+}).map(node => node.outerHTML.slice(0, 120))"""
+"""Button-sized words drawn as rounded boxes that are no enabled buttons. Pictures (cards, dice,
+piles: `role=img`) look like what they show."""
+
+
+HINTS = {
+    "pig10": "click a card in your hand",
+    "krumme10": "Your move: click one of your cards",
+    "krasskariert": "click cards side by side in your hand",
+    "wobble": "Your move:",
+    "rollnbump": "Your move: click “Roll all dice”",
+    "sprint": "Your move: choose one of the 2 buttons below the table",
+}
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_each_table_says_what_to_click_and_only_moves_look_like_buttons(
+    game: str, pages: Watched
+) -> None:
+    page = pages.open()
+    table = open_table(page, game, PLAYERS.get(game, 2))
+    wait_for_my_turn(page)
+    expect(page.locator("#move-hint")).to_contain_text(HINTS[game])
+    assert page.locator(".board *").evaluate_all(BUTTON_LOOKS) == []
+    # Nothing to say to a spectator, who has nothing to click either.
+    spectator = pages.open()
+    spectator.goto(f"/#/tables/{table}/watch")
+    expect(spectator.locator(".board .game")).to_be_visible()
+    expect(spectator.locator("#move-hint")).to_be_empty()
+    assert spectator.locator(".board *").evaluate_all(BUTTON_LOOKS) == []
+
+
+def test_pig10_labels_the_pile_and_the_draw_pile_apart(page: Page) -> None:
+    open_table(page, "pig10")
+    draw = page.locator(".pig10 section.zone[aria-label='Draw pile']")
+    expect(draw.get_by_role("heading", name="Draw pile")).to_be_visible()
+    expect(draw.locator(".card.back")).to_have_count(1)
+    pile = page.locator(".pig10 section.zone[aria-label^='Pile']")
+    expect(pile.get_by_role("heading")).to_contain_text("Pile")
+    expect(pile.locator(".card.back")).to_have_count(0)
+
+
+def test_wobble_indicators_are_not_drawn_as_buttons_and_the_start_card_was_dealt(
+    pages: Watched,
+) -> None:
+    player = pages.open()
+    table = open_table(player, "wobble", 3, {"score_limit": "1"})
+    for viewer in (player, pages.open()):
+        if viewer is not player:
+            viewer.goto(f"/#/tables/{table}/watch")
+        expect(viewer.locator(".wobble .ring")).to_be_visible()
+        assert viewer.locator(".wobble *").evaluate_all(BUTTON_LOOKS) == []
+        start = viewer.locator(".log li").filter(has_text="as the starting card")
+        expect(start).to_contain_text(re.compile(r"^\d*\.? ?The deal turned up .+ it acts for"))
+        expect(viewer.locator(".log")).not_to_contain_text("as if")
+
+
+def test_krass_kariert_explains_the_gaps_in_the_hand(page: Page) -> None:
+    # Seat 2 leads, so this seat follows with a reserve to pass with: the gaps are shown.
+    open_table(page, "krasskariert", 3, {"first_seat": "1"})
+    wait_for_my_turn(page)
+    expect(page.locator(".krasskariert button.gap").first).to_be_visible()
+    legend = page.locator(".krasskariert .gap-legend")
+    expect(legend).to_contain_text("Each + is a gap in your hand")
+    expect(legend).to_contain_text("click a reserve card, then the +")
+
+
+def test_the_api_link_shows_the_contract_readably(page: Page) -> None:
+    page.goto("/")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="API").click()
+    expect(page).to_have_url(re.compile(r"#/api$"))
+    spec = yaml.safe_load(OPENAPI.read_text())
+    docs = page.locator("article.apidocs")
+    expect(docs.get_by_role("heading", level=1)).to_contain_text("Spieltisch API")
+    operations = [
+        operation["operationId"]
+        for item in spec["paths"].values()
+        for method, operation in item.items()
+        if method in {"get", "post", "put", "patch", "delete"}
+    ]
+    expect(docs.locator(".api-operation")).to_have_count(len(operations))
+    move = docs.locator("#makeMove")
+    expect(move.get_by_role("heading")).to_contain_text("POST /v1/tables/{table_id}/moves")
+    expect(move.locator("table").first).to_contain_text("Idempotency-Key")
+    expect(move.get_by_role("link", name="MoveRequest")).to_be_visible()
+    expect(docs.locator("#problems")).to_contain_text("stale-version")
+    expect(docs.locator("#schema-Table")).to_contain_text("to_act")
+    expect(docs.locator("script, iframe, style")).to_have_count(0)
+    # An operation in the contents leads to its own section.
+    docs.get_by_role("link", name="POST /v1/tables/{table_id}/leave").click()
+    expect(page).to_have_url(re.compile(r"#/api/leaveTable$"))
+    expect(docs.locator("#leaveTable")).to_be_in_viewport()
+    expect(docs.get_by_role("link", name="Download openapi.yaml")).to_have_attribute(
+        "href", "/openapi.yaml"
+    )
