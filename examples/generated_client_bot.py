@@ -27,6 +27,7 @@ from spieltisch_client.api.moves import list_legal_moves, make_move
 from spieltisch_client.api.seats import take_seat
 from spieltisch_client.api.tables import create_table, get_table
 from spieltisch_client.models import (
+    BotName,
     BotSeat,
     Clock,
     CreateTableRequest,
@@ -65,7 +66,7 @@ def answer(parsed: T | Problem | None) -> T:
 def open_table(server: Client, game: str) -> str:
     """A new table of `game` whose seats but the first are the `heuristic` bot's."""
     info: GameInfo = answer(get_game.sync(game, client=server))
-    bots = [BotSeat(seat=seat, bot="heuristic") for seat in range(1, info.min_players)]
+    bots = [BotSeat(seat=seat, bot=BotName.HEURISTIC) for seat in range(1, info.min_players)]
     # No thinking pause for the bots: they answer as fast as they decide.
     clock = Clock(bot_delay_seconds=0, reaction_seconds=0)
     request = CreateTableRequest(game=game, seats=info.min_players, bots=bots, clock=clock)

@@ -46,13 +46,14 @@ def test_the_generator_takes_every_operation_without_a_warning(tmp_path: Path) -
     assert done.returncode == 0, output
     assert output.strip() == f"Generating {PACKAGE}", output
     generated = {path.stem for path in (tmp_path / PACKAGE / "api").glob("*/*.py")}
-    operations = {
-        snake_case(operation["operationId"])
+    declared = [
+        operation
         for item in SPEC["paths"].values()
         for method, operation in item.items()
         if method in HTTP_METHODS
-    }
-    assert len(operations) == 22
+    ]
+    operations = {snake_case(operation["operationId"]) for operation in declared}
+    assert len(operations) == len(declared) > 20, "each operation has an id of its own"
     assert operations <= generated, operations - generated
 
 
