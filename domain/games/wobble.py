@@ -15,7 +15,7 @@ who was first; a move decided on an older version is refused by the table's expe
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from itertools import chain, repeat
@@ -452,8 +452,50 @@ MOVE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "name": (frozenset(), frozenset({"number", "colour"})),
 }
 """Per move type: the fields it must have and those it may have (besides `type`)."""
-SEAT_FIELDS = ("swap_with", "exchange_with", "target", "number")
-BOOL_FIELDS = ("discard_half", "success")
+
+
+def _whole_number_or_none(name: str, value: JSON) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise RuleError("move-format", f"{name} must be a whole number")
+
+
+def _true_or_false(name: str, value: JSON) -> None:
+    if not isinstance(value, bool):
+        raise RuleError("move-format", f"{name} must be true or false")
+
+
+def _string(name: str, value: JSON) -> None:
+    if not isinstance(value, str):
+        raise RuleError("move-format", f"{name} must be a string")
+
+
+def _card_code(name: str, value: JSON) -> None:
+    _string(name, value)
+    if value not in CARD:
+        raise RuleError("move-format", f"{value!r} is not a card code, e.g. 'cyan:7'")
+
+
+def _cards(name: str, value: JSON) -> None:
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        raise RuleError("move-format", "cards must be a list of card codes")
+    if not 1 <= len(value) <= 2:
+        raise RuleError("identical-pair", "play one card, or two identical ones together")
+    for code in value:
+        _card_code(name, code)
+
+
+FIELD_CHECKS: dict[str, Callable[[str, JSON], None]] = {
+    "cards": _cards,
+    "card": _card_code,
+    "colour": _string,
+    "swap_with": _whole_number_or_none,
+    "exchange_with": _whole_number_or_none,
+    "target": _whole_number_or_none,
+    "number": _whole_number_or_none,
+    "discard_half": _true_or_false,
+    "success": _true_or_false,
+}
+"""How each field a move may have is checked, whichever moves have it."""
 
 
 class Wobble(DecidesBySteps):
@@ -855,10 +897,12 @@ class Wobble(DecidesBySteps):
 
     @remembers_last_answer
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
-        if seat not in self.may_act(state):
+        phase = state.phase
+        # Out of turn, a seat can only toss in or jerk, which the branches below look at for
+        # this seat alone (asking `may_act` would look at every seat's hand).
+        if phase not in (TURN, ATTACK) and seat not in self.to_act(state):
             return []
         hand = state.hands[seat]
-        phase = state.phase
         if phase == OPENING:
             card = CARD[state.top or ""]
             return [{"type": "start", **choice} for choice in choices(state, seat, card)]
@@ -1092,24 +1136,9 @@ class Wobble(DecidesBySteps):
                 f"a {move['type']!r} move has the fields {sorted(required)}"
                 + (f" and may have {sorted(optional)}" if optional else ""),
             )
-        for name in SEAT_FIELDS:
-            value = move.get(name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-                raise RuleError("move-format", f"{name} must be a whole number")
-        for name in BOOL_FIELDS:
-            if name in move and not isinstance(move[name], bool):
-                raise RuleError("move-format", f"{name} must be true or false")
-        for name in ("card", "colour"):
-            if name in move and not isinstance(move[name], str):
-                raise RuleError("move-format", f"{name} must be a string")
-        cards = move.get("cards", [])
-        if not isinstance(cards, list) or not all(isinstance(c, str) for c in cards):
-            raise RuleError("move-format", "cards must be a list of card codes")
-        if "cards" in move and not 1 <= len(cards) <= 2:
-            raise RuleError("identical-pair", "play one card, or two identical ones together")
-        for code in [*cards, *([move["card"]] if "card" in move else [])]:
-            if code not in CARD:
-                raise RuleError("move-format", f"{code!r} is not a card code, e.g. 'cyan:7'")
+        for name, value in move.items():
+            if name != "type":
+                FIELD_CHECKS[name](name, value)
         return dict(move)
 
     @staticmethod
