@@ -26,21 +26,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import free_port, median, parser, print_table, scratch_redis, stop, verdict
+from bench.common import (
+    free_port,
+    median,
+    parser,
+    print_table,
+    procfile_command,
+    scratch_redis,
+    start_procfile,
+    stop,
+    verdict,
+)
 from bench.http_moves import Client, Game, expect, wait_healthy
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SECONDS = 1.0
 GIVE_UP_SECONDS = 10.0
 """A request not answered by then counts as this long (and as a miss)."""
-
-
-def procfile_web() -> str:
-    """The Procfile's `web:` command, as a shell runs it."""
-    for line in (ROOT / "Procfile").read_text().splitlines():
-        if line.startswith("web:"):
-            return line.removeprefix("web:").strip()
-    raise SystemExit("the Procfile has no web: line")
 
 
 @contextmanager
@@ -50,15 +52,18 @@ def server(redis_url: str | None) -> Iterator[int]:
     bin_dir = str(Path(sys.executable).parent)
     env = {**os.environ, "PORT": str(port), "PATH": os.pathsep.join([bin_dir, os.environ["PATH"]])}
     env.pop("REDIS_URL", None)
-    if redis_url is None:
-        command = f"exec spieltisch --port {port}"
-    else:
-        env |= {"REDIS_URL": redis_url, "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32)}
-        command = f"exec {procfile_web()}"
     with tempfile.TemporaryFile() as log:
-        process = subprocess.Popen(
-            ["sh", "-c", command], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log
-        )
+        if redis_url is None:
+            process = subprocess.Popen(
+                [str(Path(bin_dir) / "spieltisch"), "--port", str(port)],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        else:
+            env |= {"REDIS_URL": redis_url, "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32)}
+            process = start_procfile("web", env, log)
         try:
             wait_healthy(port, process, log)
             yield port
@@ -199,7 +204,7 @@ def main() -> None:
             health, moves = measure(port, waiting)
         finally:
             tricklers.close()
-    shipped = "spieltisch (embedded)" if args.embedded else f"Procfile: {procfile_web()}"
+    shipped = "spieltisch (embedded)" if args.embedded else f"Procfile: {procfile_command('web')}"
     print(f"Slow-header clients: {shipped}")
     print(
         f"{args.tricklers} connections each sending a header line every {args.interval} s "
