@@ -378,7 +378,10 @@ class Sequences(SCHEMA.as_state_machine()):  # type: ignore[misc]  # a class mad
         self.calls = itertools.count()
 
     def before_call(self, case: schemathesis.Case[Any]) -> None:
-        steer = next(self.calls) % 2 == 0
+        # Until a sequence has played a move as a seat, every move is steered: the deep-states
+        # test above fuzzes move bodies; this one must reach the moves with a token.
+        is_move = (case.operation.path, case.method) == (MOVES, "POST")
+        steer = next(self.calls) % 2 == 0 or (is_move and 200 not in self.moves_as_seat)
         parameters = case.path_parameters or {}
         if steer and "table_id" in parameters:
             running, open_table = self.tables[:2]
@@ -427,6 +430,7 @@ def test_api_conforms_in_stateful_sequences() -> None:
             max_examples=60,
             stateful_step_count=12,
             deadline=None,
+            derandomize=True,  # the same sequences in every run: CI must not pass by luck
             suppress_health_check=list(HealthCheck),
         )
     )
