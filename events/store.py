@@ -69,6 +69,16 @@ class AlreadyAppended:
     receipt: str
 
 
+def entry_record(
+    entry: tuple[bytes, dict[bytes, bytes]], prev: str = "", meta: Mapping[str, Any] | None = None
+) -> Recorded:
+    """The record a stream entry holds, numbered by the entry's id; a v2 one follows `prev` and
+    takes `meta`, its command's, unless it stores that itself (`Recorded.from_stored`)."""
+    entry_id, fields = entry
+    seq = int(entry_id.split(b"-", 1)[0])
+    return Recorded.from_stored(unpack(fields[b"e"]), fields[b"h"].decode(), seq, prev, meta)
+
+
 class EventStore:
     """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
 
@@ -230,12 +240,10 @@ class EventStore:
         first itself without `whole_first`)."""
         records: list[Recorded] = []
         meta: Mapping[str, Any] | None = None
-        for entry_id, fields in entries:
-            seq = int(entry_id.split(b"-", 1)[0])
-            raw = unpack(fields[b"e"])
-            record = Recorded.from_stored(raw, fields[b"h"].decode(), seq, prev, meta)
+        for entry in entries:
+            record = entry_record(entry, prev, meta)
             if record.envelope > 1 and not record.meta and (records or whole_first):
-                record = replace(record, meta=self._command_meta(game_id, seq))
+                record = replace(record, meta=self._command_meta(game_id, record.seq))
             records.append(record)
             prev, meta = record.hash, record.meta
         return records
@@ -247,11 +255,8 @@ class EventStore:
             entries: list[tuple[bytes, dict[bytes, bytes]]] = self._redis.xrevrange(  # type: ignore[assignment]
                 stream_key(game_id), f"{upper}-0", "-", count=COMMAND_LOOKBACK
             )
-            for entry_id, fields in entries:
-                number = int(entry_id.split(b"-", 1)[0])
-                opening = Recorded.from_stored(
-                    unpack(fields[b"e"]), fields[b"h"].decode(), number, "", None
-                )
+            for entry in entries:
+                opening = entry_record(entry)
                 if opening.meta:
                     return opening.meta
             upper -= COMMAND_LOOKBACK
@@ -292,13 +297,7 @@ class EventStore:
         for game_id in game_ids:
             pipe.xrevrange(stream_key(game_id), "+", "-", count=1)
         found: list[list[tuple[bytes, dict[bytes, bytes]]]] = pipe.execute()
-        return [self._last_type(entries[0]) if entries else None for entries in found]
-
-    @staticmethod
-    def _last_type(entry: tuple[bytes, dict[bytes, bytes]]) -> str:
-        entry_id, fields = entry
-        seq = int(entry_id.split(b"-", 1)[0])
-        return Recorded.from_stored(unpack(fields[b"e"]), fields[b"h"].decode(), seq, "", None).type
+        return [entry_record(entries[0]).type if entries else None for entries in found]
 
     def exists(self, game_id: str) -> bool:
         return bool(self._redis.exists(stream_key(game_id)))
