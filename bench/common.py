@@ -13,6 +13,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -63,15 +64,25 @@ def free_port() -> int:
         return port
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """End a server the script started: politely, then, after 15 s, not."""
+def stop(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """End a server the script started: politely, then, after `timeout` seconds, not."""
     if process.poll() is None:
         process.terminate()
         try:
-            process.wait(timeout=15)
+            process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def await_redis(client: redis.Redis, tries: int) -> None:
+    """Give a redis-server the script just started `tries` pings, 50 ms apart, to answer."""
+    for _ in range(tries):
+        try:
+            client.ping()
+            return
+        except redis.ConnectionError:
+            time.sleep(0.05)
 
 
 def median(samples: Sequence[float]) -> float:

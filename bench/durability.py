@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
-from bench.common import free_port, median, p99, parser, print_table
+from bench.common import await_redis, free_port, median, p99, parser, print_table
 from bench.store import META, event
 from events.envelope import START
 from events.store import Appended, EventStore
@@ -48,12 +48,7 @@ def redis_server(data_dir: Path, fsync: str) -> Iterator[redis.Redis]:
         )
         client = redis.Redis(port=port)
         try:
-            for _ in range(200):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
+            await_redis(client, tries=200)
             yield client
         finally:
             client.close()

@@ -44,11 +44,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import redis
 
 from bench.common import (
+    await_redis,
     free_port,
     parser,
     print_table,
     procfile_command,
     start_procfile,
+    stop,
     verdict,
 )
 from bench.http_moves import Client, cpu_seconds, parent, pids, wait_healthy
@@ -279,12 +281,7 @@ class Server:
         )
         with stopping(process):
             client = redis.Redis(port=self.redis_port)
-            for _ in range(100):
-                try:
-                    client.ping()
-                    break
-                except redis.ConnectionError:
-                    time.sleep(0.05)
+            await_redis(client, tries=100)
             client.close()
             yield process
 
@@ -321,13 +318,7 @@ def stopping(process: subprocess.Popen[bytes]) -> Iterator[subprocess.Popen[byte
     try:
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(process, timeout=20)
 
 
 def step(server: Server, clients: int, warmup: float, seconds: float) -> Step:
