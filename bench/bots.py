@@ -46,7 +46,7 @@ from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat
 from service.views import SPECTATOR
-from workers.turns import bot_queue
+from workers.turns import RESULT_TTL_SECONDS, bot_queue
 
 ROOT = Path(__file__).resolve().parents[1]
 BOT_WORKER = "bootstrap.Worker"
@@ -155,7 +155,10 @@ def noop_jobs_per_second(connection: redis.Redis, jobs: int) -> float:
     queue: Queue = bot_queue(connection)
     started = time.perf_counter()
     queue.enqueue_many(
-        [Queue.prepare_data(NOOP, result_ttl=0, job_id=f"noop-{n}") for n in range(jobs)]
+        [
+            Queue.prepare_data(NOOP, result_ttl=RESULT_TTL_SECONDS, job_id=f"noop-{n}")
+            for n in range(jobs)
+        ]
     )
     running = StartedJobRegistry(queue=queue)
     while queue.count or running.count:

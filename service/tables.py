@@ -163,6 +163,13 @@ class BotSeat:
     level: str | None = None
 
 
+class Scheduled(Protocol):
+    @property
+    def kept(self) -> int | None:
+        """The bot seat whose turn, due at once, the worker that asked plays itself."""
+        ...
+
+
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
@@ -171,7 +178,16 @@ class Turns(Protocol):
         never runs or fails after the append."""
         ...
 
-    def schedule(self, table: Table) -> list[str]: ...
+    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled: ...
+
+
+@dataclass(frozen=True)
+class BotMoved:
+    """A bot's move appended: the table after it, and the bot seat whose turn came due at once
+    and was left to the worker that made the move (None: any such turn was queued)."""
+
+    after: Loaded
+    kept: int | None
 
 
 class Admission(Protocol):
@@ -383,7 +399,9 @@ class TableCommands:
         pending = self._decide(loaded, command, self._seeds(table_id), seat=seat)
         # The receipt names the versions the move appended; a replay shows them again.
         receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
-        outcome = self._commit(table_id, pending, idempotency=key, receipt=receipt if key else "")
+        outcome, _ = self._commit(
+            table_id, pending, idempotency=key, receipt=receipt if key else ""
+        )
         if isinstance(outcome, AlreadyAppended):
             return self._replay(table_id, caller, outcome.receipt, fingerprint)
         self._count_move(loaded.table.game, "person")
@@ -419,22 +437,24 @@ class TableCommands:
         substituted: str | None = None,
         *,
         queued: bool = False,
-    ) -> bool:
-        """Append a bot's move for `seat` on `loaded`; False if the table moved on meanwhile.
+        keep: bool = False,
+    ) -> BotMoved | None:
+        """Append a bot's move for `seat` on `loaded`; None if the table moved on meanwhile.
 
         `substituted` is why a stand-in chose the move instead of the seat's own bot. `queued`:
         this is the bot seat's own queued turn, so the table is marked as waiting already.
+        `keep`: the caller plays the next bot turn due at once itself (`Turns.schedule`).
         """
         command = MakeMove(seat, move, substituted, self._spent(loaded))
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
             # A bot's turn was queued by a `schedule` that marked the table as waiting until the
             # turn's claim runs out, so the sweep finds it already: no `expect` needed.
-            self._commit(loaded.table.id, pending, expected=queued)
+            _, scheduled = self._commit(loaded.table.id, pending, expected=queued, keep=keep)
         except ConcurrencyConflict:
-            return False
+            return None
         self._count_move(loaded.table.game, "bot" if substituted is None else "stand_in")
-        return True
+        return BotMoved(pending.after, scheduled.kept if scheduled else None)
 
     def _count_move(self, game: str, by: str) -> None:
         if self.metrics is not None:
@@ -495,8 +515,10 @@ class TableCommands:
         idempotency: str | None = None,
         receipt: str = "",
         expected: bool = False,
-    ) -> Appended | AlreadyAppended:
-        """Append `pending`, then queue its bot turns. Once the append has landed the command
+        keep: bool = False,
+    ) -> tuple[Appended | AlreadyAppended, Scheduled | None]:
+        """Append `pending`, then queue its bot turns (`keep`: see `Turns.schedule`); what was
+        appended, and what was scheduled (None: nothing). Once the append has landed the command
         is done: a failure to queue is logged, never raised, and the sweep queues them. The
         append that ends the game sets its receipts to expire; its log never does. `expected`:
         the sweep will look at the table anyway (`Turns.expect` is not needed)."""
@@ -512,9 +534,10 @@ class TableCommands:
             receipt=receipt,
             receipts_ttl=self.receipts_ttl_seconds if ends else 0,
         )
+        scheduled = None
         if isinstance(outcome, Appended) and self.turns is not None:
             try:
-                self.turns.schedule(table)
+                scheduled = self.turns.schedule(table, keep=keep)
             except Exception:
                 LOG.exception(
                     "table %s is stored at version %d, but its bot turns could not be queued; "
@@ -522,7 +545,7 @@ class TableCommands:
                     table_id,
                     table.version,
                 )
-        return outcome
+        return outcome, scheduled
 
 
 class TableQueries:

@@ -28,7 +28,7 @@ from bootstrap import Services, build, web_app
 from domain.bots import RandomBot, Turn
 from domain.catalogue import BotCatalogue, BotInfo, UnknownBot
 from domain.rules import JSON, Event
-from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Table, Tables
+from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Status, Table, Tables
 from events.envelope import START
 from events.snapshots import kept_key, snapshots_key
 from service.config import Config
@@ -37,8 +37,16 @@ from service.views import SPECTATOR
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
 from workers import worker as worker_module
-from workers.player import Outcome
-from workers.turns import WAITING, TurnQueue, bot_queue, claim_key, job_id
+from workers.player import TURNS_PER_JOB, Outcome
+from workers.turns import (
+    RESULT_TTL_SECONDS,
+    WAITING,
+    Scheduled,
+    TurnQueue,
+    bot_queue,
+    claim_key,
+    job_id,
+)
 from workers.webhook import SIGNATURE_HEADER
 from workers.worker import SWEEP_SECONDS, BotWorker
 
@@ -89,7 +97,7 @@ def test_a_bot_to_act_gets_one_job_however_often_it_is_scheduled(runtime: Servic
     expected = job_id(table_id, table.version, 1)
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
     for _ in range(3):
-        assert runtime.turns.schedule(table) == []
+        assert runtime.turns.schedule(table).jobs == []
         assert runtime.turns.sweep(service.queries) == []
     assert bot_queue(runtime.turns.redis).job_ids == [expected]
 
@@ -122,6 +130,67 @@ def test_a_lost_turn_is_queued_again_once_its_claim_runs_out(any_redis: redis.Re
     assert service.repository.load(table_id).table.version > version, "the bot played its turn"
 
 
+def commands_after(service: Services, table_id: str, version: int) -> int:
+    """How many commands (moves, here) were appended to `table_id` after `version`."""
+    records = service.repository.store.read(table_id, START)
+    return sum(record.opens_command for record in records if record.seq > version)
+
+
+def test_a_job_plays_the_bot_turns_due_after_its_own_in_a_row(runtime: Services) -> None:
+    """An all-bot table: each job plays up to `TURNS_PER_JOB` turns, then queues the next."""
+    service = runtime
+    bots = [BotSeat(seat, "random") for seat in range(3)]
+    table_id = str(service.commands.create("krumme10", 3, {}, None, bots).body["id"])
+    queue = bot_queue(runtime.turns.redis)
+    [first] = queue.jobs
+    queue.remove(first)  # type: ignore[no-untyped-call]  # taken by a worker, which plays it:
+    version = first.args[1]
+    assert runtime.play.player.play(*first.args) is Outcome.PLAYED
+    table = service.repository.load(table_id).table
+    assert table.status is Status.RUNNING, "a game of Krumme10 outlasts one job's turns"
+    assert commands_after(service, table_id, version) == TURNS_PER_JOB
+    [seat] = service.repository.tables.may_act(table)
+    assert queue.job_ids == [job_id(table_id, table.version, seat)], "the next turn is queued"
+
+
+def test_a_turn_left_to_a_worker_that_died_is_queued_by_the_sweep(any_redis: redis.Redis) -> None:
+    """The worker that keeps a turn to play it itself holds its claim, like a queued job."""
+    clock = Clock()
+    runtime = build(any_redis, FULL_SPEED)
+    runtime.turns.clock = clock
+    service = runtime
+    bots = [BotSeat(seat, "random") for seat in range(2)]
+    table_id = str(service.commands.create("pig10", 2, {}, None, bots).body["id"])
+    table = service.repository.load(table_id).table
+    [seat] = service.repository.tables.may_act(table)
+    # As if the first turn had come due after a worker's move rather than at the deal:
+    bot_queue(any_redis).empty()  # type: ignore[no-untyped-call]
+    any_redis.delete(claim_key(table_id, table.version, seat))
+    scheduled = runtime.turns.schedule(table, keep=True)
+    assert (scheduled.jobs, scheduled.kept) == ([], seat), "kept, not queued"
+    assert any_redis.exists(claim_key(table_id, table.version, seat)), "claimed"
+    # The worker dies before it moves: once the claim runs out, the sweep queues the turn.
+    assert runtime.turns.sweep(service.queries) == []
+    any_redis.delete(claim_key(table_id, table.version, seat))
+    clock.now += runtime.turns.claim_ms / 1000 + 1
+    assert runtime.turns.sweep(service.queries) == [job_id(table_id, table.version, seat)]
+
+
+def test_a_turn_paced_for_people_is_queued_even_for_a_worker_that_asks_to_keep_it(
+    any_redis: redis.Redis,
+) -> None:
+    runtime = build(any_redis, replace(FULL_SPEED, bot_delay_seconds=2))
+    service = runtime
+    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    seat_human(service, table_id)
+    table = service.repository.load(table_id).table
+    any_redis.delete(claim_key(table_id, table.version, 1))
+    scheduled = runtime.turns.schedule(table, keep=True)
+    assert scheduled.kept is None
+    assert scheduled.jobs[-1] == job_id(table_id, table.version, 1), "scheduled for later"
+
+
 class GoneAfterAppend:
     """The turn queue of a process whose Redis goes away right after an append."""
 
@@ -131,7 +200,7 @@ class GoneAfterAppend:
     def expect(self, table: Table) -> None:
         self.turns.expect(table)
 
-    def schedule(self, table: Table) -> list[str]:
+    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
         raise redis.ConnectionError("Redis went away after the append")
 
 
@@ -629,8 +698,8 @@ def test_reads_never_write(runtime: Services) -> None:
 # -- what a bot turn costs in Redis ----------------------------------------------------------------
 
 
-def test_a_turns_job_keeps_no_result_and_its_failure_for_a_day(runtime: Services) -> None:
-    """A finished turn leaves nothing behind in Redis; a failed one is kept a day to look at."""
+def test_a_turns_job_expires_soon_after_and_its_failure_after_a_day(runtime: Services) -> None:
+    """A finished turn leaves its job only for seconds; a failed one is kept a day to look at."""
     service = runtime
     created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
     table_id = str(created.body["id"])
@@ -639,12 +708,12 @@ def test_a_turns_job_keeps_no_result_and_its_failure_for_a_day(runtime: Services
     job = bot_queue(runtime.turns.redis).fetch_job(job_id(table_id, version, 1))
     assert job is not None
     assert (job.result_ttl, job.failure_ttl, job.timeout) == (
-        0,
+        RESULT_TTL_SECONDS,
         24 * 3600,
         runtime.turns.job_timeout,
     )
     drain(runtime)
-    assert not runtime.turns.redis.exists(job.key), "no result kept"
+    assert 0 < runtime.turns.redis.ttl(job.key) <= RESULT_TTL_SECONDS, "the job expires soon"
     assert service.repository.load(table_id).version > version, "the bot moved"
 
 

@@ -21,6 +21,10 @@ log = logging.getLogger(__name__)
 
 DEADLINE_SLACK = timedelta(seconds=1)
 """How far the clocks of two machines may disagree: a timeout this early is still due."""
+TURNS_PER_JOB = 16
+"""The most bot turns one job plays in a row (each next one due at once, `TurnQueue.schedule`'s
+`keep`): a job's RQ bookkeeping costs more than a turn, but an all-bot game must not hold a
+worker from every other table for its whole length."""
 
 
 class Outcome(StrEnum):
@@ -30,6 +34,20 @@ class Outcome(StrEnum):
     """A webhook was asked, beside the worker; its move (or a stand-in's) lands when it answers."""
     STALE = "stale"
     """The table is past that version, the seat may not act, or no bot plays it."""
+
+
+class BotMoved(Protocol):
+    """A bot's move appended (the service's `tables.BotMoved`)."""
+
+    @property
+    def after(self) -> Loaded:
+        """The table after the move."""
+        ...
+
+    @property
+    def kept(self) -> int | None:
+        """The bot seat whose turn came due at once, left to the worker that moved."""
+        ...
 
 
 class BotMoves(Protocol):
@@ -43,9 +61,11 @@ class BotMoves(Protocol):
         substituted: str | None = None,
         *,
         queued: bool = False,
-    ) -> bool:
-        """Append `move` for `seat` on `loaded`; False if the table moved on meanwhile;
-        `queued`: the bot seat's own queued turn."""
+        keep: bool = False,
+    ) -> BotMoved | None:
+        """Append `move` for `seat` on `loaded`; None if the table moved on meanwhile;
+        `queued`: the bot seat's own queued turn; `keep`: the caller plays the next bot turn
+        due at once itself."""
         ...
 
     def expire(self, loaded: Loaded) -> bool:
@@ -91,7 +111,23 @@ class TurnPlayer:
         if player.webhook is not None and self.calls is not None:
             self.calls.submit(self._play_logged, loaded, seat, player)
             return Outcome.ASKED
-        return self._play(loaded, seat, player)
+        return self._play_in_a_row(loaded, seat, player)
+
+    def _play_in_a_row(self, loaded: Loaded, seat: int, player: Seat) -> Outcome:
+        """Play `seat`'s turn, then each bot turn that came due at once after it and was left
+        to this worker, up to `TURNS_PER_JOB`; the outcome of the first."""
+        first = None
+        for turn in range(1, TURNS_PER_JOB + 1):
+            outcome, moved = self._play(loaded, seat, player, keep=turn < TURNS_PER_JOB)
+            first = first or outcome
+            if moved is None or moved.kept is None:
+                break
+            loaded, seat = moved.after, moved.kept
+            kept = loaded.table.seats[seat]
+            assert kept is not None, "only a taken bot seat's turn is left to a worker"
+            player = kept
+        assert first is not None
+        return first
 
     def time_out(self, table_id: str, version: int, seat: int) -> Outcome:
         """A stand-in's move for a person whose time ran out at `version`, if it did."""
@@ -125,13 +161,16 @@ class TurnPlayer:
 
     def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
         try:
-            self._play(loaded, seat, player)
+            self._play(loaded, seat, player, keep=False)
         except Exception:
             # Nobody waits on this thread: the failure is logged, and the turn's claim running
             # out lets the sweep queue it again.
             log.exception("the webhook turn of seat %s at table %s failed", seat, loaded.table.id)
 
-    def _play(self, loaded: Loaded, seat: int, player: Seat) -> Outcome:
+    def _play(
+        self, loaded: Loaded, seat: int, player: Seat, *, keep: bool
+    ) -> tuple[Outcome, BotMoved | None]:
+        """Choose and append `seat`'s move; `keep`: see `BotMoves.play_for`."""
         table = loaded.table
         table_id, version = table.id, table.version
         tables = self.repository.tables
@@ -150,19 +189,19 @@ class TurnPlayer:
             assert player.bot is not None
             move = self.bots.bot(player.bot, player.level).choose(turn, rng)
         try:
-            appended = self.moves.play_for(loaded, seat, move, substituted, queued=True)
+            moved = self.moves.play_for(loaded, seat, move, substituted, queued=True, keep=keep)
         except (RuleError, TableError):
             # Only a webhook can answer with a move the rules refuse; a stand-in plays instead.
             if player.webhook is None or substituted is not None:
                 raise
             substituted = "illegal"
             move = self.bots.bot(STAND_IN, None).choose(turn, rng)
-            appended = self.moves.play_for(loaded, seat, move, substituted, queued=True)
-        if not appended:
-            return Outcome.STALE
+            moved = self.moves.play_for(loaded, seat, move, substituted, queued=True, keep=keep)
+        if moved is None:
+            return Outcome.STALE, None
         outcome = Outcome.PLAYED if substituted is None else Outcome.SUBSTITUTED
         self._count(loaded, outcome, substituted)
-        return outcome
+        return outcome, moved
 
     def _count(self, loaded: Loaded, outcome: Outcome, substituted: str | None) -> None:
         """Count a bot's move, and how long after the event that gave it the move it landed."""

@@ -23,6 +23,10 @@ PLAY_TURN = "workers.jobs.play_turn"
 TIME_OUT = "workers.jobs.time_out"
 EXPIRE = "workers.jobs.expire"
 RETRIES = 2
+RESULT_TTL_SECONDS = 5
+"""How long a finished job's hash lingers before Redis expires it. RQ deletes a job kept for
+no time (TTL 0) in a dozen round trips after it ran; an expiry is one command in the pipeline
+that records its success."""
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -54,6 +58,14 @@ def claim_key(table_id: str, version: int, seat: int) -> str:
 def has_bots(table: Table) -> bool:
     """Whether any seat of `table` is played by a machine (a built-in bot or a webhook)."""
     return any(seat and seat.player for seat in table.seats)
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """What `TurnQueue.schedule` queued, and the bot turn it left to its caller (`keep`)."""
+
+    jobs: list[str]
+    kept: int | None = None
 
 
 @dataclass(frozen=True)
@@ -115,9 +127,13 @@ class TurnQueue:
         if has_bots(table):
             self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
 
-    def schedule(self, table: Table) -> list[str]:
+    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
-        timeouts of the people it waits for; the job ids.
+        timeouts of the people it waits for.
+
+        `keep`: the caller, a worker that has just moved at `table`, plays the first turn due
+        at once of a built-in bot itself, in the same job: the turn is claimed like the others,
+        so if the worker dies before it moves, the claim runs out and the sweep queues it.
 
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns; one more queues the turns claimed, if any."""
@@ -126,10 +142,23 @@ class TurnQueue:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
             claim = self._claim(table, pipe)
             replies = pipe.execute()
-        ids += self._queue(table, claim, replies)
+        fresh = self._won(claim, replies)
+        kept = (
+            next((seat for seat in fresh if self._plays_here(table, seat, claim)), None)
+            if keep
+            else None
+        )
+        ids += self._queue(table, claim.due, [seat for seat in fresh if seat != kept])
         if ids:
             self.wake()
-        return ids
+        return Scheduled(ids, kept)
+
+    @staticmethod
+    def _plays_here(table: Table, seat: int, claim: Claim) -> bool:
+        """Whether a worker may play `seat`'s claimed turn at once, in the job it is in: a
+        built-in bot, with nobody to wait for (a webhook is asked beside the worker)."""
+        taken = table.seats[seat]
+        return claim.due is None and taken is not None and taken.webhook is None
 
     def _expiry(self, table: Table, pipe: Pipeline) -> list[str]:
         """An open table expires when nobody sat down at it for `open_table_seconds`: each
@@ -168,7 +197,7 @@ class TurnQueue:
         with self.redis.pipeline(transaction=False) as pipe:
             claim = self._claim(table, pipe)
             replies = pipe.execute()
-        return self._queue(table, claim, replies)
+        return self._queue(table, claim.due, self._won(claim, replies))
 
     def _claim(self, table: Table, pipe: Pipeline) -> Claim:
         """Claim in `pipe` the turns of `table`'s bot seats that may act, and mark the table
@@ -188,18 +217,23 @@ class TurnQueue:
         pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
         return Claim(bots, due)
 
-    def _queue(self, table: Table, claim: Claim, replies: list[Any]) -> list[str]:
-        """Queue the turns `claim` won (its replies, then the waiting mark's, end `replies`)."""
+    @staticmethod
+    def _won(claim: Claim, replies: list[Any]) -> list[int]:
+        """The seats whose turns `claim` won (its replies, then the waiting mark's, end
+        `replies`): those not queued yet."""
         if not claim.bots:
             return []
         won = replies[-1 - len(claim.bots) : -1]
-        fresh = [seat for seat, new in zip(claim.bots, won, strict=True) if new]
+        return [seat for seat, new in zip(claim.bots, won, strict=True) if new]
+
+    def _queue(self, table: Table, due: datetime | None, fresh: list[int]) -> list[str]:
+        """Queue the turns of the bot seats `fresh`, to be played at `due` (None: at once)."""
         if not fresh:
             return []
-        if claim.due is not None:
+        if due is not None:
             for seat in fresh:
                 self.queue.enqueue_at(
-                    claim.due,
+                    due,
                     PLAY_TURN,
                     table.id,
                     table.version,
@@ -233,7 +267,7 @@ class TurnQueue:
         return {
             "job_id": job,
             "timeout": self.job_timeout,
-            "result_ttl": 0,
+            "result_ttl": RESULT_TTL_SECONDS,
             "failure_ttl": 24 * 3600,
             "retry": Retry(max=RETRIES),
             # The request (or job) that queued the turn: its id follows into the worker's logs.
