@@ -143,7 +143,7 @@ def test_a_job_plays_the_bot_turns_due_after_its_own_in_a_row(runtime: Services)
     table_id = str(service.commands.create("krumme10", 3, {}, None, bots).body["id"])
     queue = bot_queue(runtime.turns.redis)
     [first] = queue.jobs
-    queue.remove(first)  # type: ignore[no-untyped-call]  # taken by a worker, which plays it:
+    queue.remove(first)  # taken by a worker, which plays it:
     version = first.args[1]
     assert runtime.play.player.play(*first.args) is Outcome.PLAYED
     table = service.repository.load(table_id).table

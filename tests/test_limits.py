@@ -3,7 +3,9 @@ of other clients and seats goes on; counted in Redis, so every web process share
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
+from pathlib import Path
 
 import fakeredis
 import pytest
@@ -13,6 +15,7 @@ from flask.testing import FlaskClient
 
 from bootstrap import web_app
 from service.config import Config
+from tests.faults import RedisServer
 from tests.live import TEST_REDIS_URL
 
 TIGHT = Config(limit_tables="3/minute", limit_moves="2/minute", limit_reads="2/minute")
@@ -80,6 +83,39 @@ def test_the_count_is_shared_by_every_web_process(real_redis: redis.Redis) -> No
         for app in (first, second, first, second)
     ]
     assert statuses == [201, 201, 201, 429]
+
+
+@pytest.mark.redis
+def test_a_limited_request_is_counted_and_its_headers_answered_in_one_round_trip(
+    tmp_path: Path,
+) -> None:
+    """On a server of its own, so every command Redis counts is this test's."""
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        connection = server.client()
+        config = replace(TIGHT, redis_url=server.url, signing_key="22" * 32)
+        client = web_app(config, redis_client=connection).test_client()
+        before = connection.info("commandstats")
+        answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(4)]
+        after = connection.info("commandstats")
+        connection.close()
+    finally:
+        server.stop()
+    assert [answer.headers["RateLimit-Remaining"] for answer in answers] == ["2", "1", "0", "0"]
+    resets = [int(answer.headers["RateLimit-Reset"]) - time.time() for answer in answers]
+    assert all(0 < reset <= 61 for reset in resets), resets
+    assert 0 < int(answers[3].headers["Retry-After"]) <= 61
+
+    def calls(command: str) -> int:
+        return int(after.get(f"cmdstat_{command}", {}).get("calls", 0)) - int(
+            before.get(f"cmdstat_{command}", {}).get("calls", 0)
+        )
+
+    assert calls("evalsha") >= 4, "each request was counted"
+    # Inside the counting script, Redis counts the calls it makes: a TTL beside each INCRBY.
+    assert calls("get") == 0, "the headers asked Redis nothing more"
+    assert calls("ttl") == calls("incrby"), "... nor the reset: each TTL is the count's"
 
 
 def test_limits_can_be_turned_off() -> None:
