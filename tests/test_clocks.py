@@ -163,7 +163,7 @@ def test_a_person_out_of_time_gets_a_stand_in_move_then_a_bot(any_redis: redis.R
             break
         assert tables.to_act(table) == [0]
         deadline = tables.deadlines(table)[0]
-        due = scheduled(services)[timeout_job_id(table_id, table.version, 0)]
+        due = scheduled(services)[timeout_job_id(table_id, 0)]
         assert due == not_before(deadline)
         early = services.player.time_out(table_id, table.version, 0)
         assert early is Outcome.STALE, "no timeout before the deadline"
@@ -180,6 +180,60 @@ def test_a_person_out_of_time_gets_a_stand_in_move_then_a_bot(any_redis: redis.R
     assert services.repository.load(table_id).table.result is not None
     audit = services.queries.audit(table_id)
     assert audit["ok"], audit["problems"]
+
+
+def play_until_the_person_is_waited_for_again(services: Services, table_id: str) -> None:
+    """The person in seat 0 moves, then the bot plays until the table waits for seat 0."""
+    tables = services.repository.tables
+    table = services.repository.load(table_id).table
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    drain(services)
+
+
+def test_a_person_has_one_timeout_job_however_many_turns_they_play(
+    any_redis: redis.Redis,
+) -> None:
+    """Each decision schedules the seat's one job again, for its version and deadline: with a
+    day's default deadline, a job per move would pile up for a day."""
+    services, _, table_id, _ = timed_table(any_redis, {})
+    tables = services.repository.tables
+    for _ in range(4):
+        table = services.repository.load(table_id).table
+        if table.result is not None:
+            break
+        assert tables.to_act(table) == [0]
+        jobs = scheduled(services)
+        timeouts = [name for name in jobs if name.startswith("timeout-")]
+        assert timeouts == [timeout_job_id(table_id, 0)], "one job, the seat's"
+        assert jobs[timeout_job_id(table_id, 0)] == not_before(tables.deadlines(table)[0])
+        job = Job.fetch(timeout_job_id(table_id, 0), services.redis, JSONSerializer)
+        assert job.args == [table_id, table.version, 0], "for the decision waited for now"
+        play_until_the_person_is_waited_for_again(services, table_id)
+
+
+def test_a_stale_run_of_a_timeout_job_keeps_the_job_scheduled_again_meanwhile(
+    any_redis: redis.Redis,
+) -> None:
+    """The run at an old deadline can end after the seat's job was scheduled anew, and sets the
+    job's hash to expire: the hash must outlive the new deadline."""
+    services, now, table_id, _ = timed_table(any_redis, {"turn_seconds": 7 * 24 * 3600})
+    play_until_the_person_is_waited_for_again(services, table_id)
+    name = timeout_job_id(table_id, 0)
+    job = Job.fetch(name, services.redis, JSONSerializer)
+    bot_queue(services.redis).enqueue_job(job)  # as the scheduler did at the old deadline
+    drain(services)  # the run finds the decision not yet due: stale, and finished
+    assert Job.fetch(name, services.redis, JSONSerializer).get_status() == "finished"
+    table = services.repository.load(table_id).table
+    deadline = services.repository.tables.deadlines(table)[0]
+    assert name in scheduled(services), "still scheduled for the new deadline"
+    lasts = services.redis.ttl(Job.key_for(name))
+    assert lasts > (deadline - now.at).total_seconds(), "its hash outlives the new deadline"
+    now.at = deadline
+    release(services)
+    drain(services)
+    types = [r.type for r in services.repository.store.read(table_id, START)]
+    assert MOVE_SUBSTITUTED in types, "the timeout came"
 
 
 def test_a_person_who_moves_again_starts_counting_afresh(any_redis: redis.Redis) -> None:

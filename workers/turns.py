@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from redis import Redis
 from redis.client import Pipeline
 from rq import Queue, Retry
+from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from domain.table import Status, Table, Tables
@@ -27,6 +28,11 @@ RESULT_TTL_SECONDS = 5
 """How long a finished job's hash lingers before Redis expires it. RQ deletes a job kept for
 no time (TTL 0) in a dozen round trips after it ran; an expiry is one command in the pipeline
 that records its success."""
+RESCHEDULED_TTL_SECONDS = 8 * 24 * 3600
+"""How long a job scheduled again and again under one id (a seat's timeout, an open table's
+expiry) lingers after it ran: longer than the longest turn a clock allows. A run that found its
+version stale can finish just after the job was scheduled anew, and set its hash to expire:
+the hash must outlive that until the new time comes. (Scheduling it again clears the expiry.)"""
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -46,9 +52,10 @@ def not_before(moment: datetime) -> datetime:
     return whole if whole == moment else whole + timedelta(seconds=1)
 
 
-def timeout_job_id(table_id: str, version: int, seat: int) -> str:
-    """One timeout per decision: scheduling it again replaces it."""
-    return f"timeout-{table_id}-{version}-{seat}"
+def timeout_job_id(table_id: str, seat: int) -> str:
+    """One timeout job per seat: each decision the table waits for schedules it again, for the
+    new version and deadline, so a day's default deadline leaves no job behind per move."""
+    return f"timeout-{table_id}-{seat}"
 
 
 def claim_key(table_id: str, version: int, seat: int) -> str:
@@ -165,14 +172,8 @@ class TurnQueue:
         seat taken schedules the one job of the table again, later."""
         if table.status is not Status.OPEN or table.changed_at is None:
             return []
-        job = self.queue.enqueue_at(
-            not_before(table.changed_at + self.open_table),
-            EXPIRE,
-            table.id,
-            table.version,
-            **self._options(f"expire-{table.id}", pipe),
-        )
-        return [job.id]
+        due = not_before(table.changed_at + self.open_table)
+        return [self._reschedule(f"expire-{table.id}", due, pipe, EXPIRE, table.id, table.version)]
 
     def _timeouts(self, table: Table, pipe: Pipeline) -> list[str]:
         if not table.has_people or table.status is not Status.RUNNING:
@@ -181,16 +182,20 @@ class TurnQueue:
         for seat, deadline in self.tables.deadlines(table).items():
             if (taken := table.seats[seat]) is None or taken.player is not None:
                 continue  # a machine answers in time, or its stand-in does
-            job = self.queue.enqueue_at(
-                not_before(deadline),
-                TIME_OUT,
-                table.id,
-                table.version,
-                seat,
-                **self._options(timeout_job_id(table.id, table.version, seat), pipe),
-            )
-            ids.append(job.id)
+            name = timeout_job_id(table.id, seat)
+            due = not_before(deadline)
+            ids.append(self._reschedule(name, due, pipe, TIME_OUT, table.id, table.version, seat))
         return ids
+
+    def _reschedule(
+        self, name: str, due: datetime, pipe: Pipeline, function: str, *args: Any
+    ) -> str:
+        """Schedule the job `name` (again: with these arguments, at `due`) in `pipe`."""
+        self.queue.enqueue_at(
+            due, function, *args, **self._options(name, pipe, kept=RESCHEDULED_TTL_SECONDS)
+        )
+        pipe.persist(Job.key_for(name))
+        return name
 
     def _turns(self, table: Table) -> list[str]:
         """Claim and queue the bot turns of `table` (the sweep's part of `schedule`)."""
@@ -263,20 +268,22 @@ class TurnQueue:
         pause = max(clock.bot_delay_seconds, clock.reaction_seconds if window else 0.0)
         return not_before(table.changed_at + timedelta(seconds=pause)) if pause else None
 
-    def _prepared(self, job: str) -> dict[str, Any]:
+    def _prepared(self, job: str, kept: int = RESULT_TTL_SECONDS) -> dict[str, Any]:
         return {
             "job_id": job,
             "timeout": self.job_timeout,
-            "result_ttl": RESULT_TTL_SECONDS,
+            "result_ttl": kept,
             "failure_ttl": 24 * 3600,
             "retry": Retry(max=RETRIES),
             # The request (or job) that queued the turn: its id follows into the worker's logs.
             "meta": job_meta(),
         }
 
-    def _options(self, job: str, pipe: Pipeline | None = None) -> dict[str, Any]:
+    def _options(
+        self, job: str, pipe: Pipeline | None = None, kept: int = RESULT_TTL_SECONDS
+    ) -> dict[str, Any]:
         """`_prepared` as `Queue.enqueue_at` names them, written in `pipe` if given."""
-        prepared = self._prepared(job)
+        prepared = self._prepared(job, kept)
         prepared["job_timeout"] = prepared.pop("timeout")
         if pipe is not None:
             prepared["pipeline"] = pipe
