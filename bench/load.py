@@ -5,8 +5,8 @@ second), the Procfile's `web` process (gunicorn with its worker class, workers a
 from the Procfile) and its `worker` process (RQ, with its scheduler). Each client thread plays
 one table after another, the games taken in turn: it opens the table with bots (`random`) in
 every seat but its own, takes that seat, and plays as a client does: it follows the table's live
-stream, and when the table waits for its seat it asks for its legal moves (only when someone
-else moved: a move's answer carries the next ones) and POSTs one. Tables are opened without a
+stream, and when the table waits for its seat it POSTs one of the legal moves that came with the
+stream's latest frame (or with its own last move's answer). Tables are opened without a
 bot delay, so the bots play as fast as the workers can.
 
 Client concurrency is ramped; each step prints moves/s (people, bots), the latency percentiles of
@@ -174,12 +174,11 @@ class Player:
                 if time.perf_counter() >= self.measure:
                     with self.tally.lock:
                         self.tally.bot_moves += 1
-            if "deadlines" not in frame or frame["seq"] <= legal["version"]:
+            if "moves" not in frame or frame["seq"] <= legal["version"]:
                 continue  # not the latest event, or one this seat's own answer showed
-            deadlines = frame["deadlines"]
-            if deadlines and "0" not in deadlines:
+            if frame["deadlines"] and not frame["moves"]["to_act"]:
                 continue  # the table waits for the bots
-            legal = self.moved(path, token, self.timed("get", "GET", f"{path}/moves", token=token))
+            legal = self.moved(path, token, frame["moves"])
 
     def moved(self, path: str, token: str, legal: dict[str, Any]) -> dict[str, Any]:
         """Move while the seat has moves, each from the last answer; the moves at the end."""
@@ -210,6 +209,7 @@ class Step:
     tally: Tally
     server_cpu: float
     redis_cpu: float
+    redis_commands: int
 
     @property
     def people(self) -> float:
@@ -285,8 +285,9 @@ class Server:
             client.close()
             yield process
 
-    def cpu(self) -> tuple[float, float]:
-        """CPU seconds so far: the server processes (gunicorn's and RQ's, children too), Redis."""
+    def cpu(self) -> tuple[float, float, int]:
+        """CPU seconds so far: the server processes (gunicorn's and RQ's, children too), Redis;
+        and the commands Redis has run (those of its scripts included)."""
         roots = {self.web.pid, *(worker.pid for worker in self.workers)}
         serving = descendants(roots)
         server = 0.0
@@ -294,7 +295,8 @@ class Server:
             with suppress(OSError):  # gone meanwhile
                 server += cpu_seconds(pid)
         info: dict[str, Any] = self.redis.info("cpu")
-        return server, float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+        commands = int(self.redis.info("stats")["total_commands_processed"])
+        return server, float(info["used_cpu_user"]) + float(info["used_cpu_sys"]), commands
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -342,6 +344,7 @@ def step(server: Server, clients: int, warmup: float, seconds: float) -> Step:
         tally,
         cpu_after[0] - cpu_before[0],
         cpu_after[1] - cpu_before[1],
+        cpu_after[2] - cpu_before[2],
     )
 
 
@@ -381,6 +384,7 @@ def main() -> None:
                 *(f"{percentile(tally.get_ms, q):.1f}" for q in (0.5, 0.95, 0.99)),
                 f"{done.per_move_ms(done.server_cpu):.2f}",
                 f"{done.per_move_ms(done.redis_cpu):.2f}",
+                f"{done.per_move_ms(done.redis_commands) / 1000:.1f}",
                 str(sum(tally.errors.values())),
             ]
         )
@@ -398,6 +402,7 @@ def main() -> None:
             "p99 ms",
             "server CPU ms/move",
             "redis",
+            "redis cmds/move",
             "errors",
         ],
         rows,

@@ -142,8 +142,11 @@ class Views:
             case FrameOf(table, record):
                 frame = self._event(table, record, seat)
                 if frame is not None and record.seq == table.version:
-                    # The table's latest event: a follower learns when each seat must act.
+                    # The table's latest event: a follower learns when each seat must act, and
+                    # a seat its own moves, so that it plays by the stream and its POSTs alone.
                     frame["deadlines"] = self.tables.view_deadlines(table)
+                    if seat is not None:
+                        frame["moves"] = self._moves(table, seat)
                 return Shown(frame)
             case MoveMade(table, records):
                 # Everything the mover needs next, so that a move is one request.

@@ -184,12 +184,18 @@ def built_alike(table: Seated, caller: int | None, version: int, got: dict[str, 
         _, events = table.call("GET", f"/v1/tables/{table.id}/events?after={version - 4}", caller)
         status, frames = got["stream"]
         assert status == 200, frames
-        # The frame of the latest event carries the table's deadlines, and only it.
+        # The frame of the latest event carries the table's deadlines, and only it; for a
+        # seat, its legal moves too.
         deadlines = [frame.pop("deadlines", None) for frame in frames]
+        moves = [frame.pop("moves", None) for frame in frames]
         if (status, frames) != (200, events["events"]):
             problems.append(f"caller {caller}: the stream's frames are not the log's events")
         if deadlines and deadlines[-1] != got["table"][1]["deadlines"]:
             problems.append(f"caller {caller}: the stream's deadlines are not the table's")
+        if any(moves[:-1]) or (caller is None and any(moves)):
+            problems.append(f"caller {caller}: moves on a frame that may carry none")
+        if caller is not None and moves and moves[-1] != got["moves"][1]:
+            problems.append(f"caller {caller}: the stream's moves are not the seat's")
     return problems
 
 
