@@ -1,11 +1,11 @@
 """An HTTP bot for Spieltisch, standard library only: copy it and rewrite `choose()`.
 
 It follows the table's live event stream (Server-Sent Events, resumed with `Last-Event-ID`
-whenever the connection ends), and each time someone else changed the table it asks for its
-seat's legal moves; when its seat is to act it sends one, naming the version it decided on. The
-move's answer carries the table and the seat's legal moves after it, so its own moves need no
-reads. A `409 stale-version` (the table moved on meanwhile) makes it read the moves again. It
-exits when the game is over, printing the result.
+whenever the connection ends). The frame of the table's latest event carries the seat's legal
+moves there; when it has some, it sends one, naming the version it decided on. The move's answer
+carries the table and the seat's legal moves after it, so it plays on without reading. A
+`409 stale-version` (the table moved on meanwhile) makes it read the moves again. It exits when
+the game is over, printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
@@ -106,14 +106,14 @@ class Client:
             time.sleep(retry)
 
 
-def take_turn(client: Client) -> int:
+def take_turn(client: Client, legal: dict[str, Any]) -> int:
     """Move while the seat has legal moves (its turn, or a chance to act out of turn, like a
-    Wobble toss-in, which only its own moves tell it); the version at which it had none.
+    Wobble toss-in, which only its own moves tell it), starting from `legal`, those the stream
+    brought; the version at which it had none.
 
-    Only a change made by someone else needs reading: a move's answer carries the table as
-    this seat sees it and its legal moves after the move, so the bot plays on from it."""
-    status, legal = client.call("GET", "/moves")
-    view = None
+    A move's answer carries the table as this seat sees it and its legal moves after the move,
+    so the bot plays on from it."""
+    status, view = 200, None
     while True:
         if status != 200:
             raise SystemExit(f"cannot read the legal moves: {status} {legal}")
@@ -152,14 +152,14 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"seated at table {args.table}, seat {taken['seat']} (token {client.token})", flush=True
         )
-    seen = 0  # the latest version we looked at: older events need no new look
+    seen = 0  # the latest version we played to: an older frame's moves are out of date
     for event in client.events():
         if event["type"] == FINISHED:
             result = event["data"]["result"]
             print(f"game over: winners {result['winners']}, scores {result['scores']}", flush=True)
             return 0
-        if event["seq"] > seen:
-            seen = take_turn(client)
+        if "moves" in event and event["seq"] > seen:  # the latest event, one not seen yet
+            seen = take_turn(client, event["moves"])
     return 1  # unreachable: the stream ends with the finish
 
 
