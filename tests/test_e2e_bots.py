@@ -66,6 +66,8 @@ class EventStream:
         self.events: list[dict[str, Any]] = []
         self.deadlines: dict[str, str] = {}
         """The latest deadlines the stream sent."""
+        self.moves: dict[str, Any] | None = None
+        """The latest legal moves the stream sent (a seat's stream only)."""
         self.connections = 0
         self.finished = False
         self.error: str | None = None
@@ -107,7 +109,9 @@ class EventStream:
                 event = json.loads(frame["data"])
                 assert frame["id"] == str(event["seq"]), f"id {frame['id']} on {event}"
                 assert frame["event"] == event["type"], f"event {frame['event']} on {event}"
-                self.deadlines = event.pop("deadlines", self.deadlines)  # not part of the log
+                # Not part of the log: the latest event's frame carries them.
+                self.deadlines = event.pop("deadlines", self.deadlines)
+                self.moves = event.pop("moves", self.moves)
                 with self._changed:
                     self.events.append(event)
                     self.finished = event["type"] == FINISHED
@@ -206,6 +210,7 @@ def test_human_and_three_random_bots_over_the_stream(stack: Stack) -> None:
             seen = event["seq"]
             turns.apply(event)
         assert (seen, turns.turn) == (legal["version"], human), "the stream ran past the turn"
+        assert stream.moves == legal, "the latest event's frame carries the seat's moves"
         # The human's stream is the human's log: the same events, redacted the same way.
         log = ok(call(stack.base, "GET", f"{path}/events?after={checked}", token=token))
         assert log["events"] == stream.events[checked:seen]

@@ -785,7 +785,9 @@ class Walk:
             event = json.loads(frame["data"])
             assert_valid(component("Event"), event, "a streamed event")
             assert (frame["id"], frame["event"]) == (str(event["seq"]), event["type"])
-            event.pop("deadlines", None)  # a stream's own: the log's events have none
+            # A stream's own (on the latest event's frame): the log's events have none.
+            event.pop("deadlines", None)
+            event.pop("moves", None)
             events.append(event)
         return events
 

@@ -51,7 +51,7 @@ class QueueFigures(Collector):
 
     def _oldest_wait(self) -> float:
         """Seconds since the job at the head of the queue (the next to run) was queued."""
-        for job_id in self.queue.get_job_ids(0, 0):
+        for job_id in self.queue.get_job_ids(0, 1):
             job = self.queue.fetch_job(job_id)
             if job is not None and job.enqueued_at is not None:
                 queued = job.enqueued_at

@@ -23,6 +23,7 @@ from redis.client import Pipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
+from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
 from rq.scheduler import RQScheduler
@@ -121,12 +122,12 @@ class BotWorker(SimpleWorker):
             REQUEST_ID.reset(request_id)
             PLAYER.reset(token)
 
-    def perform_job(self, job: Job, queue: Queue) -> bool:
+    def perform_job(self, job: Job, queue: Queue, execution: Execution) -> bool:
         """Run `job`, then log it as one line and count it."""
         started = time.perf_counter()
         succeeded = False
         try:
-            succeeded = super().perform_job(job, queue)
+            succeeded = super().perform_job(job, queue, execution)
             return succeeded
         finally:
             self._ran(job, succeeded, time.perf_counter() - started)
