@@ -271,6 +271,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   let refreshing = null;
   let again = false;
   let missed = 0;
+  let offered = null;  // the seat's legal moves on the stream's latest frame
   const refresh = async (upTo) => {
     if (upTo !== undefined) {
       if (sending) { missed = Math.max(missed, upTo); return; }
@@ -283,8 +284,11 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         try {
           const table = await api(`/tables/${tableId}`, { token });
           let legal = null;
-          // A seat handed to a bot has moves no more: its token is refused for them.
-          if (token && table.status === "running" && !left(table)) legal = await api(`/tables/${tableId}/moves`, { token });
+          // A seat handed to a bot has moves no more: its token is refused for them. The moves
+          // the stream's latest frame brought serve if they are of the table just read.
+          if (token && table.status === "running" && !left(table)) {
+            legal = offered?.version === table.version ? offered : await api(`/tables/${tableId}/moves`, { token });
+          }
           if (signal.aborted) return;
           // A move landed between the two reads: show them only once they agree.
           if (legal && legal.version !== table.version) { again = true; continue; }
@@ -311,6 +315,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     signal,
     onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
     onEvent: (event) => {
+      if (event.moves) offered = event.moves;
       const move = counter.add(event);
       moveCount.textContent = movesText(counter.count);
       const line = describe(event, shown.table, games);
