@@ -176,7 +176,11 @@ class Views:
                 return Shown({"version": table.version, "scores": [[v, s] for v, s in timeline]})
 
     def _moves(self, table: Table, seat: int) -> dict[str, Any]:
-        """`seat`'s own legal moves, and whether the table waits for it (its reactions too)."""
+        """`seat`'s own legal moves, and whether the table waits for it (its reactions too).
+        A seat handed to a bot has none for its token: the bot plays them."""
+        taken = table.seats[seat]
+        if taken is not None and taken.bot is not None:
+            return {"version": table.version, "seat": seat, "to_act": False, "moves": []}
         return {
             "version": table.version,
             "seat": seat,

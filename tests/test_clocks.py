@@ -369,6 +369,8 @@ def test_a_person_who_leaves_is_replaced_by_a_bot_for_good(any_redis: redis.Redi
     services, _, table_id, _ = timed_table(any_redis, {})
     table = services.commands.leave(table_id, Caller(0)).body
     assert table["seats"][0]["bot"] == "heuristic"
+    left = services.queries.legal_moves(table_id, Caller(0)).body
+    assert (left["to_act"], left["moves"]) == (False, []), "the bot plays them, not the token"
     drain(services)  # both seats are bots now: the game plays itself to the end
     records = services.repository.store.read(table_id, START)
     handed = [(r.data, r.meta["seat"]) for r in records if r.type == SEAT_HANDED_TO_BOT]
