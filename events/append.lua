@@ -45,4 +45,7 @@ end
 if tonumber(ARGV[5]) > 0 then
   redis.call('EXPIRE', KEYS[2], ARGV[5])
 end
+-- Live streams follow the stream's own name as a pub/sub channel (service/stream.py): one
+-- reader per web process hears of each append without a blocking read per open stream.
+redis.call('PUBLISH', KEYS[1], tostring(version + count))
 return {'ok', tostring(version + count)}
