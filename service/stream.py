@@ -188,11 +188,8 @@ class StreamHub:
             if records == []:
                 return news
             if records is not None:
-                # A move made in this process left the table it made in the cache: no read.
-                cached = repository.cached(table_id)
-                if cached is None or cached.position != records[-1].position:
-                    cached = repository.load(table_id)
-                return News(cached, [*news.records, *records][-WINDOW:])
+                loaded = repository.followed(table_id, records)
+                return News(loaded, [*news.records, *records][-WINDOW:])
             # The stream no longer holds what was read (Redis lost writes): start over.
         return News(repository.load(table_id), [])
 
@@ -298,11 +295,15 @@ def event_stream(
                 return
             table = news.table
             fresh = [record for record in news.records if record.seq > position]
-            for record in [*behind, *fresh]:
-                yield from hub.frames(news, [record], caller)
-                position = record.seq
-                if record.type == GAME_FINISHED:
-                    return
+            sent = [*behind, *fresh]
+            ended = next((n for n, r in enumerate(sent) if r.type == GAME_FINISHED), None)
+            sent = sent if ended is None else sent[: ended + 1]
+            if sent:
+                # One write for all the new frames, not one each: a move appends a few events.
+                yield "".join(hub.frames(news, sent, caller))
+                position = sent[-1].seq
+            if ended is not None:
+                return
             if table.result is not None and position >= table.version:
                 return  # the whole game is behind the caller already
             while not topic.wait(heard, min(keepalive_seconds, ends - clock())):

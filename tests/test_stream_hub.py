@@ -64,9 +64,9 @@ class Follower(threading.Thread):
     def events(self) -> list[dict[str, object]]:
         """The events sent, as JSON, without the deadlines the newest one carried then."""
         found = []
-        for text in self.texts:
-            if text.startswith("id: "):
-                event = json.loads(text.split("\ndata: ", 1)[1])
+        for frame in "".join(self.texts).split("\n\n"):
+            if frame.startswith("id: "):
+                event = json.loads(frame.split("\ndata: ", 1)[1])
                 event.pop("deadlines", None)
                 found.append(event)
         return found
@@ -131,9 +131,11 @@ def test_one_reader_serves_many_streams_each_its_own_events_in_order(
     for follower in followers:
         follower.start()
     # No waiting for the subscriptions: appends made before one takes must reach the streams too.
+    # Another process makes the moves: this one learns of them from Redis alone.
+    writer = build(real_redis, services.config)
     for _ in range(6):
         for table_id, seats in tables:
-            move(services, table_id, seats)
+            move(writer, table_id, seats)
     versions = {table_id: services.repository.load(table_id).version for table_id, _ in tables}
 
     for follower in followers:
