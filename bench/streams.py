@@ -10,7 +10,7 @@ half as many tables), holds them for a few keep-alive intervals and prints how l
 keep-alive came after the one before (or the last event), how many were missed, and what the
 idle crowd costs the server. One selector thread in this process reads every stream.
 
-    .venv/bin/python bench/streams.py [--streams 5000] [--keepalive 5] [--clients 4]
+    .venv/bin/python bench/streams.py [--streams 5000] [--keepalive 15] [--clients 4]
         [--seconds 6] [--rounds 2] [--games 6] [--redis-url URL] [--smoke]
 
 The bench raises its own open-files limit (`ulimit -n`) to the hard limit when it needs more,
@@ -30,12 +30,13 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import redis
 
 from bench.common import (
     free_port,
@@ -50,6 +51,9 @@ from bench.common import (
     verdict,
 )
 from bench.http_moves import Client, CpuMeter, Game, Tally, Window, expect, run, wait_healthy
+from bootstrap import build
+from service.config import Config
+from service.views import SPECTATOR
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.5
@@ -270,34 +274,37 @@ def play(
     return Phase(crowd is not None, moves, seconds, used.server, followed.delivered(), errors)
 
 
-def seat_tables(port: int, count: int) -> list[tuple[str, dict[int, str], int]]:
-    """`count` two-seat Pig 10 tables, both seats taken: (path, tokens, version) each."""
-
-    def one(_: int) -> tuple[str, dict[int, str], int]:
-        client = Client(port)
-        try:
-            game = Game(client)
-            return game.path, game.tokens, game.version
-        finally:
-            client.close()
-
-    with ThreadPoolExecutor(8) as pool:
-        return list(pool.map(one, range(count)))
+def seat_tables(redis_url: str, count: int) -> list[tuple[str, list[str], int]]:
+    """`count` two-seat Pig 10 tables, both seats taken: (path, tokens, version) each. Made in
+    this process, straight into Redis: over HTTP from one address, each new table would count
+    every table that address has open against its quota."""
+    client = redis.Redis.from_url(redis_url)
+    services = build(client, Config())
+    seated = []
+    for _ in range(count):
+        table_id = services.commands.create("pig10", 2, {}, None).body["id"]
+        tokens = [
+            services.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"]
+            for name in ("ann", "bob")
+        ]
+        seated.append(
+            (f"/v1/tables/{table_id}", tokens, services.repository.load(table_id).version)
+        )
+    client.close()
+    return seated
 
 
 def hold_crowd(
-    crowd: Crowd, meter: CpuMeter, port: int, *, count: int, keepalive: float, hold: float
+    crowd: Crowd, meter: CpuMeter, redis_url: str, *, count: int, keepalive: float, hold: float
 ) -> None:
     """Open `count` streams, hold them for `hold` seconds, print how their keep-alives came."""
     began = time.monotonic()
-    tables = seat_tables(port, (count + 1) // 2)
+    tables = seat_tables(redis_url, (count + 1) // 2)
     seated = time.monotonic() - began
     print(f"\n{len(tables)} tables seated in {seated:.1f} s; opening {count} streams")
     began = time.monotonic()
     listeners = [
-        crowd.open(path, token, version)
-        for path, tokens, version in tables
-        for token in list(tokens.values())
+        crowd.open(path, token, version) for path, tokens, version in tables for token in tokens
     ][:count]
     for listener in listeners:
         listener.opened.wait(60)
@@ -417,7 +424,9 @@ def web_server(redis_url: str, keepalive: float) -> Iterator[tuple[int, int]]:
 def main() -> None:
     options = parser(__doc__.split("\n\n")[0])
     options.add_argument("--streams", type=int, default=5000, help="streams held open at once")
-    options.add_argument("--keepalive", type=float, default=5.0, help="keep-alive interval, s")
+    options.add_argument(
+        "--keepalive", type=float, default=15.0, help="keep-alive interval, s (the default's)"
+    )
     options.add_argument("--clients", type=int, default=4, help="threads playing moves")
     options.add_argument("--seconds", type=float, default=6.0, help="measured time per phase")
     options.add_argument("--rounds", type=int, default=2, help="alone/streamed phase pairs")
@@ -458,7 +467,7 @@ def main() -> None:
             hold_crowd(
                 crowd,
                 meter,
-                port,
+                args.redis_url,
                 count=args.streams,
                 keepalive=args.keepalive,
                 hold=3 * args.keepalive,
