@@ -197,8 +197,9 @@ class StreamHub:
         """The frames of `records` the caller may see, each redacted once per seat."""
         for record in records:
             key = (record.seq, caller.seat)
-            text = news.frames.get(key, "")
-            if text == "":
+            if key in news.frames:
+                text = news.frames[key]
+            else:
                 text = self._frame(news.table, record, caller)
                 if record.seq > news.first:  # kept for the topic's other streams
                     news.frames[key] = text
@@ -219,8 +220,10 @@ class StreamHub:
 
     def _run(self) -> None:
         """Listen until no topic is left, reconnecting after each loss of Redis."""
-        pause = RETRY_SECONDS[0]
+        first, longest = RETRY_SECONDS
+        pause = first
         while True:
+            began = time.monotonic()
             try:
                 if self._listen():
                     return
@@ -229,8 +232,9 @@ class StreamHub:
                 # They keep sending keep-alives meanwhile, and their topics are read again once
                 # the reader is subscribed anew.
                 log.warning("live streams: lost the news connection (%r); reconnecting", error)
+                pause = first if time.monotonic() - began > longest else pause
                 time.sleep(pause)
-                pause = min(pause * 2, RETRY_SECONDS[1])
+                pause = min(pause * 2, longest)
                 with self._lock:
                     self._asked.update(self._topics)
 
@@ -300,7 +304,9 @@ def event_stream(
             sent = sent if ended is None else sent[: ended + 1]
             if sent:
                 # One write for all the new frames, not one each: a move appends a few events.
-                yield "".join(hub.frames(news, sent, caller))
+                text = "".join(hub.frames(news, sent, caller))
+                if text:
+                    yield text
                 position = sent[-1].seq
             if ended is not None:
                 return
