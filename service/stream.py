@@ -3,13 +3,14 @@
 An open stream holds no thread and no Redis connection of its own. Each web process has one
 `StreamHub`: a single reader (a greenlet under gevent, a thread otherwise) on one pub/sub
 connection, subscribed to the tables this process has streams open on. The append script
-publishes each table's new version on the table's channel; the reader wakes that table's
-`Topic`, whose streams then share one read of the new events (and one fold into the cached
-table), and each kind of caller's frames are redacted by `Views` once, whatever the number of
-streams that send them.
+publishes each append's entries on the table's channel; the reader hands them to that table's
+`Topic`, whose streams then share them (verified onto what the topic had, and folded once into
+the cached table), and each kind of caller's frames are redacted by `Views` once, whatever the
+number of streams that send them.
 
-Pub/sub forgets what it could not deliver, so a topic is read again whenever its subscription
-is (re)confirmed: after a subscription takes and after the reader reconnects to Redis. A stream
+Pub/sub forgets what it could not deliver, so a topic reads the stream itself whenever it may
+have missed news: after its subscription takes, after the reader reconnects to Redis, or when
+what it heard does not follow what it had. A stream
 ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
 `Last-Event-ID` and carries on from there.
 """
@@ -23,11 +24,13 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 import redis
 
 from domain.table import GAME_FINISHED, Table
 from events.envelope import Position, Recorded
+from events.news import records_after
 from events.repository import Loaded
 from events.store import stream_key
 from service.errors import TooManyStreams
@@ -121,11 +124,18 @@ class Topic:
         self._reading = threading.Lock()
         self._news: News | None = None
         self._news_heard = -1
+        self._messages: list[bytes] | None = []
+        """What the reader heard since the last read; None: it may have missed some, so the
+        stream must be read (a subscription just took, or too much news piled up)."""
 
-    def announce(self) -> None:
-        """Something may have been appended: wake the streams waiting on the table."""
+    def announce(self, message: bytes | None) -> None:
+        """The reader heard `message` (None: it may have missed some): wake the table's streams."""
         with self._changed:
             self.heard += 1
+            if message is None or self._messages is None or len(self._messages) >= WINDOW:
+                self._messages = None
+            else:
+                self._messages.append(message)
             self._changed.notify_all()
 
     def wait(self, heard: int, timeout: float) -> bool:
@@ -133,12 +143,19 @@ class Topic:
         with self._changed:
             return self._changed.wait_for(lambda: self.heard != heard, timeout)
 
-    def news(self, read: Callable[[News | None], News]) -> News:
-        """The news as of what the topic heard by now, read (by `read`) once for all streams."""
+    def news(self, read: Callable[[News | None, list[bytes] | None], News]) -> News:
+        """The news as of what the topic heard by now, read (by `read`, from the news before and
+        the messages heard since) once for all streams."""
         with self._reading:
-            heard = self.heard
+            with self._changed:
+                heard, messages, self._messages = self.heard, self._messages, []
             if self._news is None or self._news_heard != heard:
-                self._news = read(self._news)
+                try:
+                    self._news = read(self._news, messages)
+                except BaseException:
+                    with self._changed:
+                        self._messages = None  # what was heard is gone: read the stream next
+                    raise
                 self._news_heard = heard
             return self._news
 
@@ -179,12 +196,16 @@ class StreamHub:
                     del self._topics[table_id]
                     self._asked.add(table_id)
 
-    def read(self, table_id: str, news: News | None) -> News:
+    def read(self, table_id: str, news: News | None, messages: list[bytes] | None) -> News:
         """The table's news after `news` (None: from its latest event on): the events appended
-        since, verified onto what was read before, and the table folded through them."""
+        since, verified onto what was read before, and the table folded through them. They are
+        taken from the `messages` heard when those follow `news`, else read from the stream."""
         repository = self.queries.repository
         if news is not None:
-            records = repository.store.read_on(table_id, news.last)
+            store = repository.store
+            records = None if messages is None else records_after(news.last, messages, store.upcast)
+            if records is None:
+                records = store.read_on(table_id, news.last)
             if records == []:
                 return news
             if records is not None:
@@ -257,17 +278,19 @@ class StreamHub:
                     pubsub.unsubscribe(*map(stream_key, stop))
                 subscribed = (subscribed | start) - stop
                 message = pubsub.get_message(timeout=SUBSCRIBE_POLL_SECONDS)
-                if message is not None and message["type"] in ("message", "subscribe"):
-                    self._wake(message["channel"])
+                if message is not None and message["type"] == "message":
+                    self._wake(message["channel"], message["data"])
+                elif message is not None and message["type"] == "subscribe":
+                    self._wake(message["channel"], None)  # what came before it was not heard
         finally:
             pubsub.close()
 
-    def _wake(self, channel: bytes) -> None:
+    def _wake(self, channel: bytes, message: bytes | None) -> None:
         table_id = channel.decode().split("{", 1)[1].rsplit("}", 1)[0]
         with self._lock:
             topic = self._topics.get(table_id)
         if topic is not None:
-            topic.announce()
+            topic.announce(message)
 
 
 def event_stream(
@@ -289,7 +312,7 @@ def event_stream(
         while True:
             heard = topic.heard  # before the read: an append heard during it is read again
             try:
-                news = topic.news(lambda known: hub.read(table_id, known))
+                news = topic.news(partial(hub.read, table_id))
                 held(news.loaded, caller)
                 behind = catch_up(hub, table_id, news, position)
             except (redis.RedisError, InvalidToken) as error:
