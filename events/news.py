@@ -57,6 +57,8 @@ def _records_after(
             return None
         for entry in announced:
             record = entry_record(entry, prev, meta)
+            if record.envelope > 1 and not record.meta:
+                return None  # its command began before what was heard: a read looks it up
             records.append(record)
             prev, meta = record.hash, record.meta
         head = records[-1].position

@@ -190,10 +190,10 @@ class TableRepository:
         self.cache.drop(table_id, stale)
 
     def followed(self, table_id: str, records: Sequence[Recorded]) -> Loaded:
-        """The table through the last of `records`, events just read from its stream (their
-        chain verified): the cached table, extended by those of them it lacks, when they follow
-        it; else as `load` reads it. A live stream learns of new events this way with no read
-        of its own (the writer of the move cached the table already) or with one fold."""
+        """The table through the last of `records`, the newest events of its stream (read or
+        published by the append, their chain verified): the cached table, extended by those of
+        them it lacks, when they follow it; else as `load` reads it. Live streams learn of a
+        move this way with no read of their own: one fold, or none in the move's own process."""
         cached = self.cache.get(table_id)
         if cached is not None:
             newer = [record for record in records if record.seq > cached.version]
