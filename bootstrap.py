@@ -42,6 +42,7 @@ from service.config import Config
 from service.limits import limiter_for
 from service.quotas import Quotas
 from service.signing import Signer
+from service.stream import StreamHub
 from service.tables import TableCommands, TableQueries
 from service.verifier import main as verify
 from service.views import Views
@@ -71,6 +72,8 @@ class Services:
     turns: TurnQueue
     player: TurnPlayer
     metrics: Metrics
+    hub: StreamHub
+    """The live streams' reader (started by the first stream a web process serves)."""
 
     @classmethod
     def of(cls, app: Flask) -> Services:
@@ -151,8 +154,9 @@ def build(
     player = TurnPlayer(
         repository, handler, bots, webhooks, handler.clock, calls=webhook_calls, metrics=metrics
     )
+    hub = StreamHub(redis_client, queries)
     return Services(
-        config, redis_client, repository, handler, queries, bots, turns, player, metrics
+        config, redis_client, repository, handler, queries, bots, turns, player, metrics, hub
     )
 
 
@@ -235,6 +239,7 @@ def web_app(
         bots=services.bots,
         limiter=limiter_for(config),
         metrics=metrics,
+        hub=services.hub,
         refuse_webhook=webhook_guard(config).refusal,
     )
     app.extensions[SERVICES] = services
@@ -307,7 +312,7 @@ def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
         "bind": f"{host}:{port}",
         "workers": processes,
         "worker_class": "gevent",
-        "worker_connections": int(os.environ.get("WEB_CONNECTIONS", "1000")),
+        "worker_connections": int(os.environ.get("WEB_CONNECTIONS", "5000")),
         # No gunicorn access log: the app logs each request as a JSON line (service.observe).
         "on_starting": gunicorn_hooks.on_starting,
         "child_exit": gunicorn_hooks.child_exit,

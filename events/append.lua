@@ -45,4 +45,13 @@ end
 if tonumber(ARGV[5]) > 0 then
   redis.call('EXPIRE', KEYS[2], ARGV[5])
 end
+-- Live streams follow the stream's own name as a pub/sub channel (service/stream.py): one
+-- reader per web process hears of each append, with its entries, so that it needs no read of
+-- the stream: '<first version>' then ':<length>:<stored event><hash>' for each (events/news.py).
+local news = {tostring(version + 1)}
+for i = 0, count - 1 do
+  local stored = ARGV[6 + 2 * i]
+  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[7 + 2 * i]
+end
+redis.call('PUBLISH', KEYS[1], table.concat(news))
 return {'ok', tostring(version + count)}

@@ -189,6 +189,26 @@ class TableRepository:
         LOG.warning("table %s: dropped the cached version %d: %s", table_id, stale.version, why)
         self.cache.drop(table_id, stale)
 
+    def followed(self, table_id: str, records: Sequence[Recorded]) -> Loaded:
+        """The table through the last of `records`, the newest events of its stream (read or
+        published by the append, their chain verified): the cached table, extended by those of
+        them it lacks, when they follow it; else as `load` reads it. Live streams learn of a
+        move this way with no read of their own: one fold, or none in the move's own process."""
+        cached = self.cache.get(table_id)
+        if cached is not None:
+            newer = [record for record in records if record.seq > cached.version]
+            if not newer and cached.position == records[-1].position:
+                return cached
+            if (
+                newer
+                and newer[0].seq == cached.version + 1
+                and newer[0].prev == cached.position.head
+            ):
+                loaded = self._extended(cached, newer)
+                self.cache.put(table_id, loaded)
+                return loaded
+        return self.load(table_id)
+
     def cached(self, table_id: str) -> Loaded | None:
         """The table as this process last saw it, without asking the store."""
         return self.cache.get(table_id)

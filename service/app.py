@@ -20,7 +20,7 @@ from service.errors import register_error_handlers
 from service.limits import limit_routes
 from service.observe import observe
 from service.routes import REFUSE_WEBHOOK, api
-from service.stream import StreamLimit
+from service.stream import StreamHub, StreamLimit
 from service.tables import TableCommands, TableQueries
 from telemetry.metrics import Metrics
 
@@ -40,11 +40,13 @@ def create_app(
     bots: BotCatalogue | None,
     limiter: Limiter,
     metrics: Metrics | None = None,
+    hub: StreamHub | None = None,
     refuse_webhook: Callable[[str], str | None] = lambda url: None,
 ) -> Flask:
     """The web app over the given services; `bootstrap.web_app` builds them (and `metrics`:
-    None gives the app a registry of its own). `refuse_webhook` says why a seat's webhook URL is
-    refused before it is ever called (None: it is not)."""
+    None gives the app a registry of its own; `hub`: None, a live-stream reader of its own).
+    `refuse_webhook` says why a seat's webhook URL is refused before it is ever called (None:
+    it is not)."""
     metrics = metrics or Metrics()
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
@@ -56,6 +58,7 @@ def create_app(
     app.extensions["spieltisch.config"] = config
     app.extensions[REFUSE_WEBHOOK] = refuse_webhook
     app.extensions["spieltisch.streams"] = StreamLimit(config.max_streams, metrics)
+    app.extensions["spieltisch.hub"] = hub or StreamHub(redis_client, queries)
     app.extensions["spieltisch.metrics"] = metrics
     observe(app, metrics, config)  # first: its hooks see every request, refused ones too
     app.register_blueprint(api)

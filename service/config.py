@@ -49,9 +49,12 @@ class Config:
     """How often a live stream with nothing new sends a comment, so proxies keep it open."""
     stream_max_seconds: float = 300.0
     """How long one live stream lasts at most; the client reconnects with `Last-Event-ID`."""
-    max_streams: int = 24
-    """Live streams each web process serves at once; one more is refused with a 503, so that
-    long-lived streams never take every thread from the other requests."""
+    max_streams: int = 4000
+    """Live streams each web process serves at once (`SPIELTISCH_MAX_STREAMS`); one more is
+    refused with a 503. An open stream holds a greenlet and a socket, no thread and no Redis
+    connection, so this only keeps streams from taking every connection gunicorn accepts
+    (`WEB_CONNECTIONS`, 5,000 per process in the Procfile) from the other requests: keep it
+    below that, and the open-files limit (`ulimit -n`) above it."""
     receipts_ttl_seconds: int = 24 * 3600
     """How long a game's idempotency receipts are kept once it has ended (its log is kept for
     ever): a retry of a move later than that is answered from the table, as stale."""

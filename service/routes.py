@@ -25,7 +25,7 @@ from service.errors import (
     UnsupportedMediaType,
 )
 from service.rulebook import rulebook
-from service.stream import StreamLimit, event_stream
+from service.stream import StreamHub, StreamLimit, event_stream
 from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
 from service.views import Shown
 
@@ -318,8 +318,9 @@ def stream_events(table_id: str) -> Response:
     config: Config = current_app.extensions["spieltisch.config"]
     limit: StreamLimit = current_app.extensions["spieltisch.streams"]
     release = limit.acquire()
+    hub: StreamHub = current_app.extensions["spieltisch.hub"]
     events = event_stream(
-        queries(),
+        hub,
         table_id,
         caller,
         after,

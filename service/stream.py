@@ -1,9 +1,18 @@
 """Live event streams (Server-Sent Events): a table's log as it grows, redacted per caller.
 
-Each stream waits on the table's Redis stream with a blocking read, so an idle stream costs a
-parked connection and no polling. Each frame is built for the caller by `Views`, as the log
-endpoint's events are. A stream ends after `table.GameFinished`, or after `stream_max_seconds`,
-when the client reconnects with `Last-Event-ID` and carries on from there.
+An open stream holds no thread and no Redis connection of its own. Each web process has one
+`StreamHub`: a single reader (a greenlet under gevent, a thread otherwise) on one pub/sub
+connection, subscribed to the tables this process has streams open on. The append script
+publishes each append's entries on the table's channel; the reader hands them to that table's
+`Topic`, whose streams then share them (verified onto what the topic had, and folded once into
+the cached table), and each kind of caller's frames are redacted by `Views` once, whatever the
+number of streams that send them.
+
+Pub/sub forgets what it could not deliver, so a topic reads the stream itself whenever it may
+have missed news: after its subscription takes, after the reader reconnects to Redis, or when
+what it heard does not follow what it had. A stream
+ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
+`Last-Event-ID` and carries on from there.
 """
 
 from __future__ import annotations
@@ -12,13 +21,20 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
 
 import redis
 
-from domain.table import GAME_FINISHED
+from domain.table import GAME_FINISHED, Table
+from events.envelope import Position, Recorded
+from events.news import records_after
+from events.repository import Loaded
+from events.store import stream_key
 from service.errors import TooManyStreams
-from service.tables import TableQueries
+from service.tables import InvalidToken, TableQueries, held
 from service.views import Caller, FrameOf
 from telemetry.metrics import Metrics
 
@@ -26,6 +42,14 @@ log = logging.getLogger(__name__)
 
 RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
+KEEPALIVE = ": keep-alive\n\n"
+WINDOW = 64
+"""Recent events each topic keeps for its streams: a stream further behind reads its own."""
+SUBSCRIBE_POLL_SECONDS = 0.05
+"""How often the reader, waiting for news, takes up subscriptions asked for meanwhile (only it
+touches its connection). A stream catches up on what it missed once its subscription takes."""
+RETRY_SECONDS = (0.1, 2.0)
+"""The reader's first and longest pause before it reconnects to Redis after losing it."""
 
 
 class StreamLimit:
@@ -63,8 +87,214 @@ def sse(record: dict[str, object]) -> str:
     return f"id: {record['seq']}\nevent: {record['type']}\ndata: {data}\n\n"
 
 
+@dataclass
+class News:
+    """What a topic last read: the table, and its latest events, up to `WINDOW` of them."""
+
+    loaded: Loaded
+    records: list[Recorded]
+    frames: dict[tuple[int, int | None], str | None] = field(default_factory=dict)
+    """Each event's frame for each seat (None: a spectator) that was sent one, redacted against
+    `loaded.table`; None where that seat sees nothing of it."""
+
+    @property
+    def table(self) -> Table:
+        return self.loaded.table
+
+    @property
+    def last(self) -> Position:
+        """The position of the newest event read (the table's, when it read none)."""
+        return self.records[-1].position if self.records else self.loaded.position
+
+    @property
+    def first(self) -> int:
+        """The version the window starts after: a stream there or later needs no read."""
+        return self.records[0].seq - 1 if self.records else self.loaded.version
+
+
+class Topic:
+    """One table's news in one process, shared by every stream that follows the table here."""
+
+    def __init__(self, table_id: str) -> None:
+        self.table_id = table_id
+        self.followers = 0
+        self.heard = 0
+        """Bumped each time the reader hears of an append (or must have the table read again)."""
+        self._changed = threading.Condition()
+        self._reading = threading.Lock()
+        self._news: News | None = None
+        self._news_heard = -1
+        self._messages: list[bytes] | None = []
+        """What the reader heard since the last read; None: it may have missed some, so the
+        stream must be read (a subscription just took, or too much news piled up)."""
+
+    def announce(self, message: bytes | None) -> None:
+        """The reader heard `message` (None: it may have missed some): wake the table's streams."""
+        with self._changed:
+            self.heard += 1
+            if message is None or self._messages is None or len(self._messages) >= WINDOW:
+                self._messages = None
+            else:
+                self._messages.append(message)
+            self._changed.notify_all()
+
+    def wait(self, heard: int, timeout: float) -> bool:
+        """Whether the topic heard of an append after `heard`, waiting up to `timeout`."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.heard != heard, timeout)
+
+    def news(self, read: Callable[[News | None, list[bytes] | None], News]) -> News:
+        """The news as of what the topic heard by now, read (by `read`, from the news before and
+        the messages heard since) once for all streams."""
+        with self._reading:
+            with self._changed:
+                heard, messages, self._messages = self.heard, self._messages, []
+            if self._news is None or self._news_heard != heard:
+                try:
+                    self._news = read(self._news, messages)
+                except BaseException:
+                    with self._changed:
+                        self._messages = None  # what was heard is gone: read the stream next
+                    raise
+                self._news_heard = heard
+            return self._news
+
+
+class StreamHub:
+    """The one reader of a web process's live news, and the topics it wakes."""
+
+    def __init__(self, redis_client: redis.Redis, queries: TableQueries) -> None:
+        self.redis = redis_client
+        self.queries = queries
+        self._topics: dict[str, Topic] = {}
+        self._asked: set[str] = set()
+        """Tables whose subscription the reader must take up or drop."""
+        self._lock = threading.Lock()
+        self._reader: threading.Thread | None = None
+        self._closed = False
+
+    @contextmanager
+    def follow(self, table_id: str) -> Iterator[Topic]:
+        """The table's topic, subscribed to (or about to be: see `SUBSCRIBE_POLL_SECONDS`)."""
+        with self._lock:
+            topic = self._topics.get(table_id)
+            if topic is None:
+                topic = self._topics[table_id] = Topic(table_id)
+                self._asked.add(table_id)
+            topic.followers += 1
+            if self._reader is None and not self._closed:
+                self._reader = threading.Thread(
+                    target=self._run, name="spieltisch-stream-reader", daemon=True
+                )
+                self._reader.start()
+        try:
+            yield topic
+        finally:
+            with self._lock:
+                topic.followers -= 1
+                if not topic.followers:
+                    del self._topics[table_id]
+                    self._asked.add(table_id)
+
+    def read(self, table_id: str, news: News | None, messages: list[bytes] | None) -> News:
+        """The table's news after `news` (None: from its latest event on): the events appended
+        since, verified onto what was read before, and the table folded through them. They are
+        taken from the `messages` heard when those follow `news`, else read from the stream."""
+        repository = self.queries.repository
+        if news is not None:
+            store = repository.store
+            records = None if messages is None else records_after(news.last, messages, store.upcast)
+            if records is None:
+                records = store.read_on(table_id, news.last)
+            if records == []:
+                return news
+            if records is not None:
+                loaded = repository.followed(table_id, records)
+                return News(loaded, [*news.records, *records][-WINDOW:])
+            # The stream no longer holds what was read (Redis lost writes): start over.
+        return News(repository.load(table_id), [])
+
+    def frames(self, news: News, records: Sequence[Recorded], caller: Caller) -> Iterator[str]:
+        """The frames of `records` the caller may see, each redacted once per seat."""
+        for record in records:
+            key = (record.seq, caller.seat)
+            if key in news.frames:
+                text = news.frames[key]
+            else:
+                text = self._frame(news.table, record, caller)
+                if record.seq > news.first:  # kept for the topic's other streams
+                    news.frames[key] = text
+            if text is not None:
+                yield text
+
+    def _frame(self, table: Table, record: Recorded, caller: Caller) -> str | None:
+        frame = self.queries.views.show(FrameOf(table, record), caller).body
+        return None if frame is None else sse(frame)
+
+    def close(self) -> None:
+        """Stop the reader, its streams or not (they keep their keep-alives, and hear nothing)."""
+        with self._lock:
+            self._closed = True
+            reader = self._reader
+        if reader is not None:
+            reader.join()
+
+    def _run(self) -> None:
+        """Listen until no topic is left, reconnecting after each loss of Redis."""
+        first, longest = RETRY_SECONDS
+        pause = first
+        while True:
+            began = time.monotonic()
+            try:
+                if self._listen():
+                    return
+            except Exception as error:
+                # Never end for good: every stream of the process would hear nothing from then on.
+                # They keep sending keep-alives meanwhile, and their topics are read again once
+                # the reader is subscribed anew.
+                log.warning("live streams: lost the news connection (%r); reconnecting", error)
+                pause = first if time.monotonic() - began > longest else pause
+                time.sleep(pause)
+                pause = min(pause * 2, longest)
+                with self._lock:
+                    self._asked.update(self._topics)
+
+    def _listen(self) -> bool:
+        """Subscribe and wake topics until no topic is left (True); raises if Redis is lost."""
+        pubsub = self.redis.pubsub()  # type: ignore[no-untyped-call]
+        subscribed: set[str] = set()
+        try:
+            while True:
+                with self._lock:
+                    if self._closed or not self._topics:
+                        self._reader = None
+                        return True
+                    asked, self._asked = self._asked, set()
+                    wanted = {table_id for table_id in asked if table_id in self._topics}
+                start, stop = wanted - subscribed, (asked - wanted) & subscribed
+                if start:
+                    pubsub.subscribe(*map(stream_key, start))
+                if stop:
+                    pubsub.unsubscribe(*map(stream_key, stop))
+                subscribed = (subscribed | start) - stop
+                message = pubsub.get_message(timeout=SUBSCRIBE_POLL_SECONDS)
+                if message is not None and message["type"] == "message":
+                    self._wake(message["channel"], message["data"])
+                elif message is not None and message["type"] == "subscribe":
+                    self._wake(message["channel"], None)  # what came before it was not heard
+        finally:
+            pubsub.close()
+
+    def _wake(self, channel: bytes, message: bytes | None) -> None:
+        table_id = channel.decode().split("{", 1)[1].rsplit("}", 1)[0]
+        with self._lock:
+            topic = self._topics.get(table_id)
+        if topic is not None:
+            topic.announce(message)
+
+
 def event_stream(
-    queries: TableQueries,
+    hub: StreamHub,
     table_id: str,
     caller: Caller,
     after: int,
@@ -78,32 +308,44 @@ def event_stream(
     yield f"retry: {RECONNECT_MS}\n\n"
     ends = clock() + max_seconds
     position = after
-    table = queries.load(table_id, caller).table
-    if table.result is not None and position >= table.version:
-        return  # the whole game is behind the caller already
-    while True:
-        wait = min(keepalive_seconds, ends - clock())
-        try:
-            records = queries.store.wait(table_id, position, max(1, round(wait * 1000)))
-        except redis.RedisError as error:
-            # The client comes back with Last-Event-ID after `retry:`: worth a line, not a trace.
-            log.warning("the live stream of table %s ends early: %s", table_id, error)
-            return
-        if not records:
+    with hub.follow(table_id) as topic:
+        while True:
+            heard = topic.heard  # before the read: an append heard during it is read again
+            try:
+                news = topic.news(partial(hub.read, table_id))
+                held(news.loaded, caller)
+                behind = catch_up(hub, table_id, news, position)
+            except (redis.RedisError, InvalidToken) as error:
+                # The client comes back with Last-Event-ID after `retry:` (and its token is
+                # refused then, if it holds no seat now): worth a line, not a trace.
+                log.warning("the live stream of table %s ends early: %s", table_id, error)
+                return
+            table = news.table
+            fresh = [record for record in news.records if record.seq > position]
+            sent = [*behind, *fresh]
+            ended = next((n for n, r in enumerate(sent) if r.type == GAME_FINISHED), None)
+            sent = sent if ended is None else sent[: ended + 1]
+            if sent:
+                # One write for all the new frames, not one each: a move appends a few events.
+                text = "".join(hub.frames(news, sent, caller))
+                if text:
+                    yield text
+                position = sent[-1].seq
+            if ended is not None:
+                return
+            if table.result is not None and position >= table.version:
+                return  # the whole game is behind the caller already
+            while not topic.wait(heard, min(keepalive_seconds, ends - clock())):
+                if clock() >= ends:
+                    return
+                yield KEEPALIVE
             if clock() >= ends:
                 return
-            yield ": keep-alive\n\n"
-            continue
-        # The table now includes these records (and verifies their chain): redact against it.
-        table = queries.load(table_id, caller).table
-        for record in records:
-            if record.seq > table.version:
-                break  # appended after the load: the next round sends it
-            frame = queries.views.show(FrameOf(table, record), caller).body
-            if frame is not None:
-                yield sse(frame)
-            position = record.seq
-            if record.type == GAME_FINISHED:
-                return
-        if clock() >= ends:
-            return
+
+
+def catch_up(hub: StreamHub, table_id: str, news: News, position: int) -> list[Recorded]:
+    """The events between `position` and the topic's window, read for this stream alone."""
+    if position >= news.first:
+        return []
+    store = hub.queries.repository.store
+    return store.read(table_id, Position(position, ""), until=news.first, verify=False)

@@ -29,6 +29,7 @@ def services(real_redis: redis.Redis) -> Iterator[Services]:
     config = Config(stream_keepalive_seconds=KEEPALIVE, stream_max_seconds=4 * KEEPALIVE)
     services = Services.of(web_app(config, redis_client=impatient))
     yield services
+    services.hub.close()
     services.repository.store.close()
     impatient.close()
 
@@ -45,7 +46,7 @@ def test_an_idle_stream_sends_keepalives_until_it_ends(
     config = services.config
     frames = list(
         event_stream(
-            services.queries,
+            services.hub,
             table_id,
             SPECTATOR,
             1,
@@ -63,6 +64,7 @@ def test_a_stream_over_http_stays_open_while_idle(services: Services) -> None:
     app = web_app(services.config, redis_client=services.redis)
     with app.test_client().get(f"/v1/tables/{table_id}/stream?after=1") as response:
         body = response.get_data(as_text=True)
+    Services.of(app).hub.close()
     Services.of(app).repository.store.close()
     assert response.status_code == 200
     assert body.count(": keep-alive") >= 3, body
@@ -74,7 +76,7 @@ def test_a_client_that_drops_the_stream_logs_nothing(
     table_id = idle_table(services)
     config = services.config
     stream = event_stream(
-        services.queries,
+        services.hub,
         table_id,
         SPECTATOR,
         1,

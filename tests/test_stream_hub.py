@@ -1,0 +1,199 @@
+"""Many live streams in one process on a real Redis: one reader serves them all, each stream
+gets exactly the events its caller may see, in order, with keep-alives while idle, and a lost
+news connection is made good again, appends made meanwhile included."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import pytest
+import redis
+
+from bootstrap import Services, build
+from events.store import stream_key
+from service.config import Config
+from service.stream import KEEPALIVE, event_stream
+from service.views import SPECTATOR, Caller
+
+pytestmark = pytest.mark.redis
+
+KEEPALIVE_SECONDS = 0.3
+PATIENCE = 20.0
+"""How long a test waits for what it expects before it fails (never a measure of speed)."""
+TABLES = 12
+
+
+@pytest.fixture
+def services(real_redis: redis.Redis) -> Iterator[Services]:
+    config = Config(stream_keepalive_seconds=KEEPALIVE_SECONDS, stream_max_seconds=600)
+    services = build(real_redis, config)
+    yield services
+    services.hub.close()
+    services.repository.store.close()
+
+
+class Follower(threading.Thread):
+    """A client reading one stream until it is told to stop (after a keep-alive)."""
+
+    def __init__(self, services: Services, table_id: str, caller: Caller, after: int) -> None:
+        super().__init__(daemon=True)
+        self.table_id, self.caller, self.after = table_id, caller, after
+        self.texts: list[str] = []
+        self.stop = threading.Event()
+        self.stream = event_stream(
+            services.hub,
+            table_id,
+            caller,
+            after,
+            keepalive_seconds=KEEPALIVE_SECONDS,
+            max_seconds=services.config.stream_max_seconds,
+        )
+
+    def run(self) -> None:
+        for text in self.stream:
+            if text == KEEPALIVE and self.stop.is_set():
+                break
+            self.texts.append(text)
+        self.stream.close()
+
+    @property
+    def events(self) -> list[dict[str, object]]:
+        """The events sent, as JSON, without the deadlines the newest one carried then."""
+        found = []
+        for frame in "".join(self.texts).split("\n\n"):
+            if frame.startswith("id: "):
+                event = json.loads(frame.split("\ndata: ", 1)[1])
+                event.pop("deadlines", None)
+                found.append(event)
+        return found
+
+    def reached(self, version: int) -> bool:
+        """Whether the last event sent is `version`."""
+        return [event["seq"] for event in self.events][-1:] == [version]
+
+    def idle_for(self, keepalives: int) -> bool:
+        """Whether `keepalives` came after the last event."""
+        last = max((n for n, text in enumerate(self.texts) if text.startswith("id: ")), default=0)
+        return self.texts[last:].count(KEEPALIVE) >= keepalives
+
+
+def seated_table(services: Services) -> tuple[str, list[Caller]]:
+    table_id: str = services.commands.create("pig10", 2, {}, None).body["id"]
+    seats = []
+    for name in ("Ada", "Bo"):
+        token = services.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"]
+        seats.append(services.queries.caller(table_id, token))
+    return table_id, seats
+
+
+def move(services: Services, table_id: str, seats: list[Caller]) -> int:
+    """One legal move by whoever is to act; the table's version after it."""
+    table = services.repository.load(table_id).table
+    (caller,) = [seat for seat in seats if seat.seat in services.repository.tables.to_act(table)]
+    legal = services.queries.legal_moves(table_id, caller).body
+    answer = services.commands.move(table_id, caller, legal["moves"][0], legal["version"], None)
+    version: int = answer.shown.body["version"]
+    return version
+
+
+def eventually(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + PATIENCE
+    while not condition():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.02)
+
+
+def pubsub_connections(client: redis.Redis) -> list[dict[str, str]]:
+    """This database's pub/sub connections: the readers of this test's streams."""
+    db = str(client.connection_pool.connection_kwargs.get("db", 0))
+    found: list[dict[str, str]] = client.client_list(_type="pubsub")
+    return [connection for connection in found if str(connection["db"]) == db]
+
+
+def readers() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "spieltisch-stream-reader"]
+
+
+def test_one_reader_serves_many_streams_each_its_own_events_in_order(
+    services: Services, real_redis: redis.Redis
+) -> None:
+    tables = [seated_table(services) for _ in range(TABLES)]
+    followers = []
+    for number, (table_id, seats) in enumerate(tables):
+        # Half the streams start from the beginning (read for themselves), half from now.
+        after = 0 if number % 2 else services.repository.load(table_id).version
+        for caller in (*seats, SPECTATOR):
+            followers.append(Follower(services, table_id, caller, after))
+    for follower in followers:
+        follower.start()
+    # No waiting for the subscriptions: appends made before one takes must reach the streams too.
+    # Another process makes the moves: this one learns of them from Redis alone.
+    writer = build(real_redis, services.config)
+    for _ in range(6):
+        for table_id, seats in tables:
+            move(writer, table_id, seats)
+    versions = {table_id: services.repository.load(table_id).version for table_id, _ in tables}
+
+    for follower in followers:
+        eventually(
+            partial(follower.reached, versions[follower.table_id]),
+            f"the stream of seat {follower.caller.seat} at {follower.table_id} catches up",
+        )
+    assert len(readers()) == 1, "one reader for all the streams"
+    (connection,) = pubsub_connections(real_redis)
+    assert int(connection["sub"]) == TABLES, "one subscription per table, not per stream"
+
+    for follower in followers:
+        log = services.queries.events(follower.table_id, follower.caller, follower.after).body
+        assert follower.events == log["events"], "what the caller sees of the log, in order"
+    by_seat = {(f.table_id, f.caller.seat): f.events for f in followers}
+    for table_id, _ in tables:
+        assert by_seat[table_id, 0] != by_seat[table_id, 1], "each seat sees its own hand"
+
+    for follower in followers:
+        eventually(
+            partial(follower.idle_for, 2),
+            "an idle stream sends keep-alives",
+        )
+        follower.stop.set()
+    for follower in followers:
+        follower.join()
+    eventually(lambda: not readers(), "the reader ends with the last stream")
+    assert pubsub_connections(real_redis) == []
+
+
+def test_a_lost_news_connection_is_made_good_again(
+    services: Services, real_redis: redis.Redis
+) -> None:
+    table_id, seats = seated_table(services)
+    follower = Follower(services, table_id, seats[0], services.repository.load(table_id).version)
+    follower.start()
+    channel = stream_key(table_id)
+    subscribed = lambda: dict(real_redis.pubsub_numsub(channel))[channel.encode()] == 1  # noqa: E731
+    eventually(subscribed, "the reader subscribes")
+    versions = [move(services, table_id, seats)]
+    eventually(partial(follower.reached, versions[0]), "the first move is streamed")
+
+    for connection in pubsub_connections(real_redis):
+        assert real_redis.client_kill_filter(_id=connection["id"]) == 1
+    # Made while the reader may not be listening: its publication may well be lost.
+    versions.append(move(services, table_id, seats))
+    eventually(
+        partial(follower.reached, versions[-1]),
+        "the move made while the reader was away is streamed",
+    )
+    eventually(subscribed, "the reader subscribes again")
+    versions.append(move(services, table_id, seats))
+    eventually(
+        partial(follower.reached, versions[-1]),
+        "moves made after the reader is back are streamed",
+    )
+    log = services.queries.events(table_id, seats[0], follower.after).body["events"]
+    assert follower.events == log
+    eventually(partial(follower.idle_for, 1), "keep-alives go on")
+    follower.stop.set()
+    follower.join()
