@@ -62,12 +62,14 @@ class Follower(threading.Thread):
 
     @property
     def events(self) -> list[dict[str, object]]:
-        """The events sent, as JSON, without the deadlines the newest one carried then."""
+        """The events sent, as JSON, without the deadlines (and a seat's moves) the newest one
+        carried then."""
         found = []
         for frame in "".join(self.texts).split("\n\n"):
             if frame.startswith("id: "):
                 event = json.loads(frame.split("\ndata: ", 1)[1])
                 event.pop("deadlines", None)
+                event.pop("moves", None)
                 found.append(event)
         return found
 
