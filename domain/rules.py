@@ -186,7 +186,11 @@ class Rules(Protocol[State]):
         ...
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
-        """Every legal move of `seat`, JSON-able, in a stable order."""
+        """Every legal move of `seat`, JSON-able, in a stable order.
+
+        The moves may be shared with other answers (a game may build them once and keep them):
+        callers read them and never change them.
+        """
         ...
 
     def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:
