@@ -289,6 +289,46 @@ def _codes(cards: list[JSON]) -> tuple[int, ...]:
     return tuple(CODE[card] for card in cards)
 
 
+# The moves below are built once and shared by every `legal_moves` answer that lists them (the
+# rules contract lets it): building them anew was most of a playout's time.
+
+
+@cache
+def play_moves(window: tuple[int, ...], at: int) -> tuple[tuple[tuple[int, int], JSON], ...]:
+    """Every play of the combination card `window` from hand position `at`, with what it is."""
+    return tuple(
+        (
+            combination,
+            {
+                "type": "play",
+                "at": at,
+                "count": len(window),
+                "kind": KIND_NAMES[combination[0]],
+                "rank": combination[1],
+            },
+        )
+        for combination in COMBINATIONS[window]
+    )
+
+
+@cache
+def special_move(card: int, at: int) -> JSON:
+    """Playing the DRAW or STOP `card` at hand position `at`."""
+    return {"type": "stop" if card == STOP else "draw", "at": at}
+
+
+@cache
+def pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
+    """Taking the reserve `card` into a hand of `hand_size` cards, at each position."""
+    return tuple({"type": "pass", "card": WIRE[card], "at": at} for at in range(hand_size + 1))
+
+
+@cache
+def insert_moves(hand_size: int) -> tuple[JSON, ...]:
+    """Inserting a drawn card into a hand of `hand_size` cards, at each position."""
+    return tuple({"type": "insert", "at": at} for at in range(hand_size + 1))
+
+
 MOVE_FIELDS: dict[str, frozenset[str]] = {
     "play": frozenset({"type", "at", "count", "kind", "rank"}),
     "stop": frozenset({"type", "at"}),
@@ -504,40 +544,26 @@ class KrassKariert(DecidesBySteps):
             return []
         hand = state.hands[seat]
         if state.drawn is not None:
-            return [{"type": "insert", "at": at} for at in range(len(hand) + 1)]
+            return list(insert_moves(len(hand)))
         lowest = to_beat(state)
         moves: list[JSON] = []
         size = len(hand)
         for at, card in enumerate(hand):
-            if card == STOP:
-                moves.append({"type": "stop", "at": at})
-                continue
-            if card == DRAW:
-                moves.append({"type": "draw", "at": at})
+            if card in (STOP, DRAW):
+                moves.append(special_move(card, at))
                 continue
             for count in (1, 2, 3):
-                combinations = COMBINATIONS.get(hand[at : at + count])
+                window = hand[at : at + count]
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > size or combinations is None:
+                if at + count > size or window not in COMBINATIONS:
                     break
                 # Plain loops: this is the engine's hottest code.
-                for combination in combinations:
+                for combination, move in play_moves(window, at):
                     if lowest is None or combination > lowest:
-                        moves.append(
-                            {
-                                "type": "play",
-                                "at": at,
-                                "count": count,
-                                "kind": KIND_NAMES[combination[0]],
-                                "rank": combination[1],
-                            }
-                        )
+                        moves.append(move)
         if state.trick:
-            moves.extend(
-                {"type": "pass", "card": WIRE[card], "at": at}
-                for card in dict.fromkeys(state.reserves[seat])
-                for at in range(len(hand) + 1)
-            )
+            for card in dict.fromkeys(state.reserves[seat]):
+                moves += pass_moves(card, len(hand))
         return moves
 
     # -- decide ---------------------------------------------------------------------------------
