@@ -789,13 +789,14 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     state = log.state
     mover = state.turn
     assert mover is not None
-    for seat in (*seats_after(mover, state.players, state.direction), mover):
+    order = (*seats_after(mover, state.players, state.direction), mover)
+    for seat in order:
         while len(log.state.hands[seat]) < HAND_SIZE and log.state.draw_pile_size:
             if not _draw(log, seat, rng):
                 return
-    state = log.state
-    for seat in (*seats_after(mover, state.players, state.direction), mover):
-        if state.hands[seat]:
+    hands = log.state.hands
+    for seat in order:
+        if hands[seat]:
             log.add("TurnPassed", {"seat": seat})
             return
     log.add("GameEnded", {"reason": "cards-gone"})
@@ -810,6 +811,16 @@ def _advance(log: Decision[State], rng: Chance) -> None:
             _end_turn(log, rng)
         else:
             return
+
+
+@cache
+def play_moves(card_id: int) -> tuple[JSON, JSON]:
+    """Playing card `card_id` normally or flipped: built once per card and shared by every
+    `legal_moves` answer that lists them (the rules contract lets it)."""
+    return (
+        {"type": "play", "card": card_id, "flip": False},
+        {"type": "play", "card": card_id, "flip": True},
+    )
 
 
 # --- the game ------------------------------------------------------------------------------------
@@ -877,11 +888,7 @@ class Krumme10(DecidesBySteps):
         if seat != state.turn:
             return []
         if phase == PLAY:
-            return [
-                {"type": "play", "card": card.id, "flip": flip}
-                for card in state.hands[seat]
-                for flip in (False, True)
-            ]
+            return [move for card in state.hands[seat] for move in play_moves(card.id)]
         if phase == DIRECTION:
             return [{"type": "direction", "reverse": reverse} for reverse in (False, True)]
         if phase != CHOICE:
