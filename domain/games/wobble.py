@@ -152,6 +152,9 @@ CARDS = _all_cards()
 CARD = {card.code: card for card in CARDS}
 CODES = tuple(card.code for card in CARDS)
 INDEX = {card.code: index for index, card in enumerate(CARDS)}
+GREY_CODES = frozenset(card.code for card in CARDS if card.group == GREY)
+BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
+"""The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
 NO_CARDS = (0,) * len(CARDS)
 
 
@@ -727,7 +730,10 @@ class Wobble(DecidesBySteps):
             seat = state.ring[(state.ring.index(seat) + state.direction) % state.players]
         if passed_away >= state.players:  # everyone is away: they all come back
             away = [0] * state.players
-        away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
+        if any(away):  # everyone else away counts a turn down
+            away = [
+                max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)
+            ]
         return replace(
             state,
             phase=TURN,
@@ -903,7 +909,7 @@ class Wobble(DecidesBySteps):
             for seat in range(state.players)
             if seat != attack.owner
             and (not state.away[seat] or seat == attack.target)
-            and any(CARD[card].group == BROWN for card in state.hands[seat])
+            and not BROWN_CODES.isdisjoint(state.hands[seat])
         ]
 
     @remembers_last_answer
@@ -927,7 +933,7 @@ class Wobble(DecidesBySteps):
             moves = self._plays(state, seat, "play", [c for c in hand if matches(state, CARD[c])])
             if not moves:
                 moves.append({"type": "draw"})
-                if hand and all(CARD[card].group == GREY for card in hand):
+                if hand and GREY_CODES.issuperset(hand):
                     moves.append({"type": "exchange_greys"})
             return moves
         attack = state.attack
@@ -958,7 +964,7 @@ class Wobble(DecidesBySteps):
     @staticmethod
     def _defences(state: State, seat: int) -> list[JSON]:
         moves: list[JSON] = []
-        for code in sorted({c for c in state.hands[seat] if CARD[c].group == GREY}):
+        for code in sorted(GREY_CODES.intersection(state.hands[seat])):
             if CARD[code].symbol == YOU:
                 moves += [
                     {"type": "defend", "card": code, "target": other}
@@ -972,7 +978,7 @@ class Wobble(DecidesBySteps):
     @staticmethod
     def _jerks(state: State, seat: int) -> list[JSON]:
         moves: list[JSON] = []
-        for code in sorted({c for c in state.hands[seat] if CARD[c].group == BROWN}):
+        for code in sorted(BROWN_CODES.intersection(state.hands[seat])):
             if CARD[code].symbol == CAPTURE:
                 moves += [
                     {"type": "jerk", "card": code, "target": other}
