@@ -290,31 +290,7 @@ def _codes(cards: list[JSON]) -> tuple[int, ...]:
 
 
 # The moves below are built once and shared by every `legal_moves` answer that lists them (the
-# rules contract lets it): building them anew was most of a playout's time.
-
-
-@cache
-def play_moves(window: tuple[int, ...], at: int) -> tuple[tuple[tuple[int, int], JSON], ...]:
-    """Every play of the combination card `window` from hand position `at`, with what it is."""
-    return tuple(
-        (
-            combination,
-            {
-                "type": "play",
-                "at": at,
-                "count": len(window),
-                "kind": KIND_NAMES[combination[0]],
-                "rank": combination[1],
-            },
-        )
-        for combination in COMBINATIONS[window]
-    )
-
-
-@cache
-def special_move(card: int, at: int) -> JSON:
-    """Playing the DRAW or STOP `card` at hand position `at`."""
-    return {"type": "stop" if card == STOP else "draw", "at": at}
+# rules contract lets it): a follower's passes alone are a dozen or more moves to build anew.
 
 
 @cache
@@ -549,18 +525,29 @@ class KrassKariert(DecidesBySteps):
         moves: list[JSON] = []
         size = len(hand)
         for at, card in enumerate(hand):
-            if card in (STOP, DRAW):
-                moves.append(special_move(card, at))
+            if card == STOP:
+                moves.append({"type": "stop", "at": at})
+                continue
+            if card == DRAW:
+                moves.append({"type": "draw", "at": at})
                 continue
             for count in (1, 2, 3):
-                window = hand[at : at + count]
+                combinations = COMBINATIONS.get(hand[at : at + count])
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > size or window not in COMBINATIONS:
+                if at + count > size or combinations is None:
                     break
                 # Plain loops: this is the engine's hottest code.
-                for combination, move in play_moves(window, at):
+                for combination in combinations:
                     if lowest is None or combination > lowest:
-                        moves.append(move)
+                        moves.append(
+                            {
+                                "type": "play",
+                                "at": at,
+                                "count": count,
+                                "kind": KIND_NAMES[combination[0]],
+                                "rank": combination[1],
+                            }
+                        )
         if state.trick:
             for card in dict.fromkeys(state.reserves[seat]):
                 moves += pass_moves(card, len(hand))

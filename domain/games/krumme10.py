@@ -813,16 +813,6 @@ def _advance(log: Decision[State], rng: Chance) -> None:
             return
 
 
-@cache
-def play_moves(card_id: int) -> tuple[JSON, JSON]:
-    """Playing card `card_id` normally or flipped: built once per card and shared by every
-    `legal_moves` answer that lists them (the rules contract lets it)."""
-    return (
-        {"type": "play", "card": card_id, "flip": False},
-        {"type": "play", "card": card_id, "flip": True},
-    )
-
-
 # --- the game ------------------------------------------------------------------------------------
 
 
@@ -888,7 +878,11 @@ class Krumme10(DecidesBySteps):
         if seat != state.turn:
             return []
         if phase == PLAY:
-            return [move for card in state.hands[seat] for move in play_moves(card.id)]
+            return [
+                {"type": "play", "card": card.id, "flip": flip}
+                for card in state.hands[seat]
+                for flip in (False, True)
+            ]
         if phase == DIRECTION:
             return [{"type": "direction", "reverse": reverse} for reverse in (False, True)]
         if phase != CHOICE:

@@ -309,40 +309,6 @@ def claims_for(kind: int, dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     )
 
 
-# The moves below are built once per set of dice and shared by every `legal_moves` answer that
-# lists them (the rules contract lets it): listing them anew was most of a playout's time.
-
-
-@cache
-def reroll_moves(dice: tuple[int, ...], holds_white: bool) -> tuple[JSON, ...]:
-    """Every re-roll of `dice`, by what it keeps; with the white die, whether that is kept too."""
-    white_choices = (False, True) if holds_white else (False,)
-    return tuple(
-        {"type": ROLL, "keep": list(keep), "keep_white": keep_white}
-        for keep in sub_multisets(dice)
-        for keep_white in white_choices
-        if len(keep) < len(dice) or (holds_white and not keep_white)
-    )
-
-
-@cache
-def claim_moves(stack: int, kind: int, dice: tuple[int, ...]) -> tuple[tuple[int, JSON], ...]:
-    """Every claim of `dice` on `stack`, whose top card is of `kind`, with its `strength`."""
-    return tuple(
-        (strength(kind, claim), {"type": CLAIM, "stack": stack, "dice": list(claim)})
-        for claim in claims_for(kind, dice)
-    )
-
-
-@cache
-def white_spot_moves(dice: tuple[int, ...]) -> tuple[tuple[int, JSON], ...]:
-    """Every claim of `dice` on the white-die spot, with its pip total (what bumps by)."""
-    return tuple(
-        (sum(claim), {"type": CLAIM_WHITE_SPOT, "dice": list(claim)})
-        for claim in sub_multisets(dice)
-    )
-
-
 def dice_without(dice: tuple[int, ...], used: Sequence[int]) -> tuple[int, ...]:
     """`dice` less one die of each value in `used`."""
     remaining = list(dice)
@@ -534,7 +500,13 @@ class RollnBump(DecidesBySteps):
         dice = state.dice
         holds_white = state.white_holder == seat
         if not state.claiming and state.rolls < ROLLS:
-            moves += reroll_moves(dice, holds_white)
+            white_choices = (False, True) if holds_white else (False,)
+            moves += [
+                {"type": ROLL, "keep": list(keep), "keep_white": keep_white}
+                for keep in sub_multisets(dice)
+                for keep_white in white_choices
+                if len(keep) < len(dice) or (holds_white and not keep_white)
+            ]
         for stack, card in enumerate(state.tops):
             if card is None:
                 continue
@@ -543,11 +515,19 @@ class RollnBump(DecidesBySteps):
             if held is not None and held.seat == seat:
                 continue
             to_beat = -1 if held is None else strength(kind, held.dice)
-            moves += [move for worth, move in claim_moves(stack, kind, dice) if worth > to_beat]
+            moves += [
+                {"type": CLAIM, "stack": stack, "dice": list(claim)}
+                for claim in claims_for(kind, dice)
+                if strength(kind, claim) > to_beat
+            ]
         spot = state.white_spot
         if state.white_holder is None and (spot is None or spot.seat != seat):
             to_beat = 0 if spot is None else sum(spot.dice)
-            moves += [move for worth, move in white_spot_moves(dice) if worth > to_beat]
+            moves += [
+                {"type": CLAIM_WHITE_SPOT, "dice": list(claim)}
+                for claim in sub_multisets(dice)
+                if sum(claim) > to_beat
+            ]
         if state.joker_holder is None and len(dice) == DICE and dice[0] == dice[-1]:
             counts = state.colour_counts(seat)
             moves += [
