@@ -9,13 +9,24 @@ min/median/max of the ratios over the repeats. The target is at least the refere
 per second (ratio 1.0), the moonshot twice it.
 
     python bench/engine.py [--game krumme10] [--seconds 1] [--repeats 5] [--smoke]
+
+Timings move with the machine's load; `--callgrind` counts instructions per action instead
+(valgrind's callgrind, deterministic, unmoved by other processes): each engine plays whole games
+of fixed seeds under valgrind twice, once for about `--actions` actions and once for none, and
+the difference divided by the actions is what one action costs, start-up excluded.
+
+    python bench/engine.py --callgrind [--game wobble] [--actions 20000]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import subprocess
 import sys
 import time
+from itertools import count
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -67,16 +78,22 @@ class Uno:
         self.env = rlcard.make("uno", config={"seed": 0})
         self.agents = [RandomAgent(num_actions=self.env.num_actions) for _ in range(4)]
 
+    def playout(self) -> int:
+        """One whole game by the random agents; returns the number of actions."""
+        env, agents = self.env, self.agents
+        actions = 0
+        state, player = env.reset()
+        while not env.is_over():
+            state, player = env.step(agents[player].step(state))
+            actions += 1
+        return actions
+
     def rate(self, seconds: float) -> float:
         """Actions per second over whole games played for about `seconds`."""
-        env, agents = self.env, self.agents
         actions = games = 0
         started = time.perf_counter()
         while games == 0 or time.perf_counter() - started < seconds:
-            state, player = env.reset()
-            while not env.is_over():
-                state, player = env.step(agents[player].step(state))
-                actions += 1
+            actions += self.playout()
             games += 1
         return actions / (time.perf_counter() - started)
 
@@ -88,6 +105,75 @@ def reference_engine() -> Uno | None:
         return None
 
 
+REFERENCE = "uno"
+"""`--play`'s name for the reference engine."""
+
+
+def play_counted(engine: str, at_least: int) -> int:
+    """Whole games of `engine` (a game id or `REFERENCE`) from seed 0 until `at_least` actions
+    are played, under callgrind; returns the actions.
+
+    Callgrind counts from the moment the engine is built and has played one game, so a run for 0
+    actions costs what one for more costs but the actions (see `instructions_per_action`)."""
+    if engine == REFERENCE:
+        import numpy  # noqa: PLC0415 (RLCard's random agents draw from numpy's global generator)
+
+        numpy.random.seed(0)
+        uno = Uno()
+        plays = (uno.playout() for _ in count())
+    else:
+        rules = default_registry()[engine]
+        plays = (playout(rules, seed) for seed in count(-1))  # seed -1: the warming game
+    next(plays)
+    start_counting()
+    actions = 0
+    while actions < at_least:
+        actions += next(plays)
+    return actions
+
+
+def start_counting() -> None:
+    """Switch on callgrind's instrumentation of this process, started with it off: the imports
+    run instrumented would take most of a minute per run."""
+    control = ["callgrind_control", "--instr=on", str(os.getpid())]
+    subprocess.run(control, check=True, capture_output=True)
+
+
+def instructions(engine: str, at_least: int) -> tuple[int, int]:
+    """The instructions `play_counted(engine, at_least)` executes under callgrind, and the actions
+    it played."""
+    script = Path(__file__).resolve()
+    callgrind = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--callgrind-out-file=/dev/null",
+    ]
+    child = [sys.executable, str(script), "--play", engine, "--actions", str(at_least)]
+    run = subprocess.run([*callgrind, *child], capture_output=True, text=True, check=True)
+    collected = re.search(r"Collected : (\d+)", run.stderr)
+    if collected is None:
+        raise SystemExit(f"callgrind printed no instruction count:\n{run.stderr}")
+    return int(collected.group(1)), int(run.stdout)
+
+
+def instructions_per_action(engine: str, at_least: int) -> float:
+    """Instructions per action of `engine`, start-up excluded (see the module's docstring)."""
+    idle, _ = instructions(engine, 0)
+    busy, actions = instructions(engine, at_least)
+    return (busy - idle) / actions
+
+
+def count_instructions(game_ids: list[str], at_least: int) -> None:
+    """Print each game's instructions per action beside the reference's."""
+    uno = instructions_per_action(REFERENCE, at_least)
+    rows = [[REFERENCE, f"{uno / 1000:,.0f}k", "1.00"]]
+    for game_id in game_ids:
+        cost = instructions_per_action(game_id, at_least)
+        rows.append([game_id, f"{cost / 1000:,.0f}k", f"{uno / cost:.2f}"])
+    print_table(["engine", "instructions per action", "reference's / ours"], rows)
+
+
 def main() -> None:
     registry = default_registry()
     parser = argparse.ArgumentParser(description="Engine speed beside RLCard's UNO.")
@@ -95,7 +181,20 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=1.0, help="one slice (default 1)")
     parser.add_argument("--repeats", type=int, default=5, help="slices per game (default 5)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: proves the script runs")
+    parser.add_argument(
+        "--callgrind", action="store_true", help="count instructions per action under valgrind"
+    )
+    parser.add_argument(
+        "--actions", type=int, default=20_000, help="actions per engine under callgrind"
+    )
+    parser.add_argument("--play", help=argparse.SUPPRESS)  # the child of --callgrind
     args = parser.parse_args()
+    if args.play is not None:
+        print(play_counted(args.play, args.actions))
+        return
+    if args.callgrind:
+        count_instructions(args.game or registry.ids(), 200 if args.smoke else args.actions)
+        return
     seconds, repeats = (0.1, 1) if args.smoke else (args.seconds, args.repeats)
     reference = reference_engine()
     if reference is None and not args.smoke:

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from random import Random
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from domain.chance import Chance
 
@@ -20,9 +20,12 @@ JSON = Any
 Move = Mapping[str, JSON]
 
 
-@dataclass(frozen=True)
-class Event:
-    """Something that happened in a game: a past-tense `type`, its JSON `data`, a schema version."""
+class Event(NamedTuple):
+    """Something that happened in a game: a past-tense `type`, its JSON `data`, a schema version.
+
+    A named tuple rather than a frozen dataclass: the engines build one per event, and a frozen
+    dataclass's `__init__` (one `object.__setattr__` per field) cost them a tenth of a playout.
+    """
 
     type: str
     data: Mapping[str, JSON]
@@ -183,7 +186,11 @@ class Rules(Protocol[State]):
         ...
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
-        """Every legal move of `seat`, JSON-able, in a stable order."""
+        """Every legal move of `seat`, JSON-able, in a stable order.
+
+        The moves may be shared with other answers (a game may build them once and keep them):
+        callers read them and never change them.
+        """
         ...
 
     def decide(self, state: State, seat: int, move: JSON, rng: Chance) -> list[Event]:

@@ -289,6 +289,22 @@ def _codes(cards: list[JSON]) -> tuple[int, ...]:
     return tuple(CODE[card] for card in cards)
 
 
+# The moves below are built once and shared by every `legal_moves` answer that lists them (the
+# rules contract lets it): a follower's passes alone are a dozen or more moves to build anew.
+
+
+@cache
+def pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
+    """Taking the reserve `card` into a hand of `hand_size` cards, at each position."""
+    return tuple({"type": "pass", "card": WIRE[card], "at": at} for at in range(hand_size + 1))
+
+
+@cache
+def insert_moves(hand_size: int) -> tuple[JSON, ...]:
+    """Inserting a drawn card into a hand of `hand_size` cards, at each position."""
+    return tuple({"type": "insert", "at": at} for at in range(hand_size + 1))
+
+
 MOVE_FIELDS: dict[str, frozenset[str]] = {
     "play": frozenset({"type", "at", "count", "kind", "rank"}),
     "stop": frozenset({"type", "at"}),
@@ -504,7 +520,7 @@ class KrassKariert(DecidesBySteps):
             return []
         hand = state.hands[seat]
         if state.drawn is not None:
-            return [{"type": "insert", "at": at} for at in range(len(hand) + 1)]
+            return list(insert_moves(len(hand)))
         lowest = to_beat(state)
         moves: list[JSON] = []
         size = len(hand)
@@ -533,11 +549,8 @@ class KrassKariert(DecidesBySteps):
                             }
                         )
         if state.trick:
-            moves.extend(
-                {"type": "pass", "card": WIRE[card], "at": at}
-                for card in dict.fromkeys(state.reserves[seat])
-                for at in range(len(hand) + 1)
-            )
+            for card in dict.fromkeys(state.reserves[seat]):
+                moves += pass_moves(card, len(hand))
         return moves
 
     # -- decide ---------------------------------------------------------------------------------

@@ -354,11 +354,19 @@ def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> State:
     return replace(state, turn=data["seat"], phase=PLAY)
 
 
-def _land(state: State, placed: Placed, data: Mapping[str, JSON]) -> State:
+def _land(
+    state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
+) -> State:
+    """`state` after `placed` left `owner`'s hand (`hand` is what stays) for the display."""
     landed = replace(
-        state, display=(*state.display, placed), total=data["total"], target=data["target"]
+        state,
+        hands=_with(state.hands, owner, hand),
+        display=(*state.display, placed),
+        total=data["total"],
+        target=data["target"],
     )
     face = placed.card.face
+    # The phase follows from the landed state, hence a second copy (of the new state only).
     phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
     return replace(landed, phase=phase)
 
@@ -368,15 +376,14 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     placed = Placed(card.flipped() if data["flip"] else card, seat)
-    return _land(replace(state, hands=_with(state.hands, seat, hand)), placed, data)
+    return _land(state, seat, hand, placed, data)
 
 
 def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
     owner = data["from"]
     card, hand = _without_card(state.hands[owner], data["card"])
     assert card is not None
-    placed = Placed(card.flipped(), data["seat"], owner)
-    return _land(replace(state, hands=_with(state.hands, owner, hand)), placed, data)
+    return _land(state, owner, hand, Placed(card.flipped(), data["seat"], owner), data)
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
@@ -537,7 +544,7 @@ def parse_move(move: JSON) -> ParsedMove:
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
-    if fields is None or set(move) != fields:
+    if fields is None or move.keys() != fields:
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
     card = move.get("card", 0)
     if isinstance(card, bool) or not isinstance(card, int) or card < 0:
@@ -545,7 +552,9 @@ def parse_move(move: JSON) -> ParsedMove:
     flag = move.get("flip", move.get("reverse", False))
     if not isinstance(flag, bool):
         raise RuleError("move-format", "flip and reverse must be true or false")
-    flips = move.get("flip_jackpot", [])
+    if kind != "score":
+        return ParsedMove(kind, card, flag)
+    flips = move["flip_jackpot"]
     if (
         not isinstance(flips, list)
         or not all(isinstance(pink, int) and not isinstance(pink, bool) for pink in flips)
@@ -780,13 +789,14 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     state = log.state
     mover = state.turn
     assert mover is not None
-    for seat in (*seats_after(mover, state.players, state.direction), mover):
+    order = (*seats_after(mover, state.players, state.direction), mover)
+    for seat in order:
         while len(log.state.hands[seat]) < HAND_SIZE and log.state.draw_pile_size:
             if not _draw(log, seat, rng):
                 return
-    state = log.state
-    for seat in (*seats_after(mover, state.players, state.direction), mover):
-        if state.hands[seat]:
+    hands = log.state.hands
+    for seat in order:
+        if hands[seat]:
             log.add("TurnPassed", {"seat": seat})
             return
     log.add("GameEnded", {"reason": "cards-gone"})

@@ -152,6 +152,9 @@ CARDS = _all_cards()
 CARD = {card.code: card for card in CARDS}
 CODES = tuple(card.code for card in CARDS)
 INDEX = {card.code: index for index, card in enumerate(CARDS)}
+GREY_CODES = frozenset(card.code for card in CARDS if card.group == GREY)
+BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
+"""The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
 NO_CARDS = (0,) * len(CARDS)
 
 
@@ -411,11 +414,11 @@ def matches(state: State, card: Card) -> bool:
 
 def choices(state: State, seat: int, card: Card) -> list[dict[str, JSON]]:
     """The choices playing `card` asks for, each as the move fields that carry it."""
-    others = [other for other in range(state.players) if other != seat]
     if card.symbol == "0":
+        others = (other for other in range(state.players) if other != seat)
         return [{"swap_with": None}, *({"swap_with": other} for other in others)]
     if card.symbol == CARD_EXCHANGE:
-        return [{"exchange_with": other} for other in others]
+        return [{"exchange_with": other} for other in range(state.players) if other != seat]
     if card.symbol == HALF_HAND:
         return [{"discard_half": False}, {"discard_half": True}]
     if card.group == SWAP:
@@ -647,22 +650,33 @@ class Wobble(DecidesBySteps):
         seat, cards = data["seat"], data["cards"]
         # The old top card and the second card of a pair end up under the new top card.
         covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
-        discard = _count(state.discard, covered, 1)
-        state = replace(
+        return self._played(
             state,
+            seat,
+            CARD[cards[0]],
+            len(cards),
+            data,
             hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
-            discard=discard,
+            discard=_count(state.discard, covered, 1),
             top=cards[0],
             drawn=None,
         )
-        return self._played(state, seat, CARD[cards[0]], len(cards), data)
 
     def _played(
-        self, state: State, seat: int, card: Card, copies: int, data: Mapping[str, JSON]
+        self,
+        state: State,
+        seat: int,
+        card: Card,
+        copies: int,
+        data: Mapping[str, JSON],
+        **laid: object,
     ) -> State:
-        """`seat` has just put `copies` of `card` on the discard pile: its action happens."""
+        """`seat` has just put `copies` of `card` on the discard pile: its action happens.
+
+        `laid`: the fields that laying the card down changed, not yet in `state`, so that one
+        copy of the state takes both those and the play's own changes."""
         colour = data["colour"] if card.group == SWAP else card.colours[0]
-        state = replace(state, colour=colour, toss=card.code, toss_by=seat)
+        state = replace(state, colour=colour, toss=card.code, toss_by=seat, **laid)
         if card.group == OFFENSIVE:
             open_attack = state.attack
             amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
@@ -689,13 +703,13 @@ class Wobble(DecidesBySteps):
         return self._give_turn(state, _next(state, seat))
 
     def _card_drawn(self, state: State, seat: int, card: str | None) -> State:
-        state = replace(state, toss=None)
         if card is None:
-            return self._give_turn(state, _next(state, seat))
+            return self._give_turn(replace(state, toss=None), _next(state, seat))
         state = replace(
             state,
             hands=_with(state.hands, seat, _add(state.hands[seat], [card])),
             draw=_count(state.draw, [card], -1),
+            toss=None,
         )
         if matches(state, CARD[card]):
             return replace(state, phase=DRAWN, drawn=card)
@@ -716,7 +730,10 @@ class Wobble(DecidesBySteps):
             seat = state.ring[(state.ring.index(seat) + state.direction) % state.players]
         if passed_away >= state.players:  # everyone is away: they all come back
             away = [0] * state.players
-        away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
+        if any(away):  # everyone else away counts a turn down
+            away = [
+                max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)
+            ]
         return replace(
             state,
             phase=TURN,
@@ -892,7 +909,7 @@ class Wobble(DecidesBySteps):
             for seat in range(state.players)
             if seat != attack.owner
             and (not state.away[seat] or seat == attack.target)
-            and any(CARD[card].group == BROWN for card in state.hands[seat])
+            and not BROWN_CODES.isdisjoint(state.hands[seat])
         ]
 
     @remembers_last_answer
@@ -916,7 +933,7 @@ class Wobble(DecidesBySteps):
             moves = self._plays(state, seat, "play", [c for c in hand if matches(state, CARD[c])])
             if not moves:
                 moves.append({"type": "draw"})
-                if hand and all(CARD[card].group == GREY for card in hand):
+                if hand and GREY_CODES.issuperset(hand):
                     moves.append({"type": "exchange_greys"})
             return moves
         attack = state.attack
@@ -947,7 +964,7 @@ class Wobble(DecidesBySteps):
     @staticmethod
     def _defences(state: State, seat: int) -> list[JSON]:
         moves: list[JSON] = []
-        for code in sorted({c for c in state.hands[seat] if CARD[c].group == GREY}):
+        for code in sorted(GREY_CODES.intersection(state.hands[seat])):
             if CARD[code].symbol == YOU:
                 moves += [
                     {"type": "defend", "card": code, "target": other}
@@ -961,7 +978,7 @@ class Wobble(DecidesBySteps):
     @staticmethod
     def _jerks(state: State, seat: int) -> list[JSON]:
         moves: list[JSON] = []
-        for code in sorted({c for c in state.hands[seat] if CARD[c].group == BROWN}):
+        for code in sorted(BROWN_CODES.intersection(state.hands[seat])):
             if CARD[code].symbol == CAPTURE:
                 moves += [
                     {"type": "jerk", "card": code, "target": other}
