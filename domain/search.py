@@ -139,11 +139,15 @@ class SearchBot:
         values: list[list[float]] = [[] for _ in moves]
         running = list(range(len(moves)))
         rounds = max(1, math.ceil(math.log2(len(moves))))
-        spent, deadline = 0, self.clock() + self.budget.seconds
+        spent, started = 0, self.clock()
+        deadline = started + self.budget.seconds
         for round_ in range(rounds):
             allowance = (self.budget.iterations - spent) // (rounds - round_)
             for _ in range(max(1, allowance // len(running))):
-                if spent and self.clock() > deadline:
+                # A world costs a playout per move still running: stop before one that would
+                # end past the deadline, at the pace of the playouts so far.
+                now = self.clock()
+                if spent and now + (now - started) / spent * len(running) > deadline:
                     break
                 world = rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
                 seed = rng.getrandbits(64)

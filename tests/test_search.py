@@ -145,6 +145,20 @@ def test_the_time_budget_stops_the_search() -> None:
     assert len(sampling.samples) == 3
 
 
+def test_the_time_budget_stops_paired_playouts() -> None:
+    rules = REGISTRY["krasskariert"]
+    assert REGISTRY.game("krasskariert").search.paired
+    ticks = itertools.count(step=0.01)
+    sampling = Sampling(rules)
+    state, seat, players, options = next(decisions(rules, 2))
+    turn = turn_at(sampling, state, seat, players, options)
+    bot = search(Budget(iterations=1000, seconds=0.1, horizon=4), lambda: next(ticks))
+    assert bot.choose(turn, Random(0)) in turn.moves
+    # The clock moves 0.01 a read, one read per world: the deadline comes long before the
+    # 1000 playouts do.
+    assert 0 < len(sampling.samples) < 10
+
+
 @pytest.mark.parametrize("paired", [False, True], ids=["tree", "paired"])
 def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move(paired: bool) -> None:
     """Search reads a game's tuning from its declaration: with infinite doubt it never leaves
