@@ -15,6 +15,10 @@ The heuristic also steers the tree: each node tries the heuristic's move first a
 other moves as its visits grow, and the bot leaves the heuristic's move only for one that looks
 better by more than the noise of its estimate. So a small budget plays at least as well as the
 heuristic, and a larger one finds where the heuristic is wrong.
+
+A game may ask instead for paired playouts at the root (`SearchBot.compare`): no tree, a
+shortlist of moves played out in the same worlds with the same seeds, the heuristic's move left
+only for one whose paired edge exceeds the noise.
 """
 
 from __future__ import annotations
@@ -141,24 +145,25 @@ class SearchBot:
         rounds = max(1, math.ceil(math.log2(len(moves))))
         spent, started = 0, self.clock()
         deadline = started + self.budget.seconds
+        out_of_time = False
         for round_ in range(rounds):
             allowance = (self.budget.iterations - spent) // (rounds - round_)
             for _ in range(max(1, allowance // len(running))):
                 # A world costs a playout per move still running: stop before one that would
                 # end past the deadline, at the pace of the playouts so far.
                 now = self.clock()
-                if spent and now + (now - started) / spent * len(running) > deadline:
+                out_of_time = spent > 0 and now + (now - started) / spent * len(running) > deadline
+                if out_of_time:
                     break
                 world = rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
                 seed = rng.getrandbits(64)
                 for index in running:
                     values[index].append(self._played_out(turn, world, moves[index], seed))
                 spent += len(running)
-            else:
-                running.sort(key=lambda index: -sum(values[index]) / len(values[index]))
-                running = sorted({0, *running[: math.ceil(len(running) / 2)]})
-                continue
-            break
+            if out_of_time:
+                break
+            running.sort(key=lambda index: -sum(values[index]))
+            running = sorted({0, *running[: math.ceil(len(running) / 2)]})
         best = max(running, key=lambda index: sum(values[index]))
         edges = [mine - theirs for mine, theirs in zip(values[best], values[0], strict=True)]
         confidence = self.budget.confidence * game.search.doubt
