@@ -48,16 +48,23 @@ def wilson(successes: float, trials: int, z: float = Z_95) -> tuple[float, float
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def p_above(successes: float, trials: int, fair: float) -> float:
-    """One-sided p-value of doing at least this well with success chance `fair` per trial.
+def p_above(successes: float, trials: int, fair: float, win: float = 1.0) -> float:
+    """One-sided p-value of doing at least this well with success chance `fair` per trial,
+    each success worth `win` (the share a winner gets).
 
-    The normal approximation to the binomial, with continuity correction: the arena plays
-    hundreds of games, and split wins make the count fractional, which the exact test cannot
-    take."""
+    Where several seats win and split the win, as in Krass Kariert where two of three do, a
+    seat's count of wins, not its sum of shares, is the binomial one: `successes / win` wins
+    at a chance of `fair / win` each (2/3 against a fair share of 1/3 and a win worth 1/2).
+    Testing the shares as if each were a whole win would overstate their spread. The normal
+    approximation to the binomial, with continuity correction: the arena plays hundreds of
+    games, and ties make the count fractional, which the exact test cannot take."""
     if trials == 0:
         return 1.0
-    spread = math.sqrt(trials * fair * (1 - fair))
-    z = (successes - 0.5 - trials * fair) / spread
+    chance = min(1.0, fair / win)
+    if chance >= 1.0:
+        return 1.0
+    spread = math.sqrt(trials * chance * (1 - chance))
+    z = (successes / win - 0.5 - trials * chance) / spread
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
@@ -111,11 +118,13 @@ def standings(records: Sequence[GameRecord]) -> list[Standing]:
     seats: defaultdict[str, int] = defaultdict(int)
     wins: defaultdict[str, float] = defaultdict(float)
     fair: defaultdict[str, float] = defaultdict(float)
+    win: defaultdict[str, float] = defaultdict(float)
     for record in records:
         for entrant, share in zip(record.seats, record.shares, strict=True):
             seats[entrant] += 1
             wins[entrant] += share
             fair[entrant] += 1 / len(record.seats)
+            win[entrant] += max(record.shares)
     ratings = bradley_terry(pairwise(records))
     table = []
     for entrant, count in seats.items():
@@ -129,7 +138,7 @@ def standings(records: Sequence[GameRecord]) -> list[Standing]:
                 expected,
                 low,
                 high,
-                p_above(wins[entrant], count, expected),
+                p_above(wins[entrant], count, expected, win[entrant] / count),
                 ratings.get(entrant, 0.0),
             )
         )

@@ -7,6 +7,7 @@ The scripts are run as files (`python bench/<script>.py`), so each puts the repo
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import socket
@@ -94,6 +95,18 @@ def p99(samples: Sequence[float]) -> float:
     if len(samples) < 2:
         return samples[0] if samples else float("nan")
     return statistics.quantiles(samples, n=100, method="inclusive")[98]
+
+
+def machine() -> str:
+    """When and where figures were taken: UTC time, CPUs and their model (Linux)."""
+    model = "unknown CPU"
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.partition(":")[2].strip()
+                break
+    now = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"{now}, {os.cpu_count()} CPUs ({model}), load average {os.getloadavg()[0]:.1f}"
 
 
 def ratio(ours: float, reference: float) -> float:

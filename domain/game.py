@@ -8,7 +8,7 @@ line there.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
@@ -18,6 +18,8 @@ from domain.rules import JSON, Rules
 
 Heuristic = Callable[[Turn, Random], JSON]
 """Rules of thumb for one game: one of `turn.moves`, from the seat's view alone."""
+Shortlist = Callable[[Turn, Random], Sequence[JSON]]
+"""The moves of `turn` worth a search's playouts, the heuristic's move first."""
 
 
 @dataclass(frozen=True)
@@ -27,16 +29,22 @@ class SearchTuning:
     doubt: float = 1.0
     """How many times a level's `confidence` this game's search asks for before it leaves the
     heuristic's move: more where the estimates lie more often at the same budget."""
+    paired: bool = False
+    """Compare the root's moves by paired playouts (`SearchBot.compare`) rather than grow a
+    tree: for games whose dice or deep hands make single playouts too noisy for a tree of a
+    few dozen iterations to tell moves apart."""
 
 
 @dataclass(frozen=True)
 class Game:
     """One hostable game: its rules, the heuristic bots play it by (None: the heuristic bot
-    does not play it, and search's playouts move at random) and its search tuning."""
+    does not play it, and search's playouts move at random), its search tuning and the moves
+    search compares (None: every legal move)."""
 
     rules: Rules[Any]
     heuristic: Heuristic | None = None
     search: SearchTuning = field(default_factory=SearchTuning)
+    shortlist: Shortlist | None = None
 
     @property
     def id(self) -> str:

@@ -15,6 +15,10 @@ The heuristic also steers the tree: each node tries the heuristic's move first a
 other moves as its visits grow, and the bot leaves the heuristic's move only for one that looks
 better by more than the noise of its estimate. So a small budget plays at least as well as the
 heuristic, and a larger one finds where the heuristic is wrong.
+
+A game may ask instead for paired playouts at the root (`SearchBot.compare`): no tree, a
+shortlist of moves played out in the same worlds with the same seeds, the heuristic's move left
+only for one whose paired edge exceeds the noise.
 """
 
 from __future__ import annotations
@@ -100,6 +104,8 @@ class SearchBot:
     def choose(self, turn: Turn, rng: Random) -> JSON:
         if len(turn.moves) == 1:
             return turn.moves[0]
+        if self._game(turn).search.paired:
+            return self.compare(turn, rng)
         root = Node(turn.seat, None)
         deadline = self.clock() + self.budget.seconds
         for iteration in range(self.budget.iterations):
@@ -115,6 +121,59 @@ class SearchBot:
         spread = math.hypot(best.standard_error(), first.standard_error())
         confidence = self.budget.confidence * self._game(turn).search.doubt
         return best.move if margin > confidence * spread else first.move
+
+    def compare(self, turn: Turn, rng: Random) -> JSON:
+        """The heuristic's move, unless another beats it in paired playouts.
+
+        Rollout improvement (Tesauro and Galperin, 1996) with sequential halving (Karnin et al.,
+        2013) over the game's shortlist of moves (else all of them): every move still in the
+        running is played in the same sampled world and followed by a playout from the same
+        seed, so the dice and hidden cards that make one playout say little hit every move
+        alike and the differences between moves stand out. After each round the worse half of
+        the moves drops out (never the heuristic's); the best survivor is played if its paired
+        edge over the heuristic's move exceeds the noise, as in the tree."""
+        rules, game = turn.rules, self._game(turn)
+        if game.shortlist is not None:
+            moves = list(game.shortlist(turn, rng))
+        else:
+            first = rng.choice(turn.moves) if game.heuristic is None else game.heuristic(turn, rng)
+            moves = [first, *(move for move in turn.moves if move != first)]
+        if len(moves) == 1:
+            return moves[0]
+        values: list[list[float]] = [[] for _ in moves]
+        running = list(range(len(moves)))
+        rounds = max(1, math.ceil(math.log2(len(moves))))
+        spent, started = 0, self.clock()
+        deadline = started + self.budget.seconds
+        out_of_time = False
+        for round_ in range(rounds):
+            allowance = (self.budget.iterations - spent) // (rounds - round_)
+            for _ in range(max(1, allowance // len(running))):
+                # A world costs a playout per move still running: stop before one that would
+                # end past the deadline, at the pace of the playouts so far.
+                now = self.clock()
+                out_of_time = spent > 0 and now + (now - started) / spent * len(running) > deadline
+                if out_of_time:
+                    break
+                world = rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
+                seed = rng.getrandbits(64)
+                for index in running:
+                    values[index].append(self._played_out(turn, world, moves[index], seed))
+                spent += len(running)
+            if out_of_time:
+                break
+            running.sort(key=lambda index: -sum(values[index]))
+            running = sorted({0, *running[: math.ceil(len(running) / 2)]})
+        best = max(running, key=lambda index: sum(values[index]))
+        edges = [mine - theirs for mine, theirs in zip(values[best], values[0], strict=True)]
+        confidence = self.budget.confidence * game.search.doubt
+        return moves[best] if mean_exceeds(edges, confidence) else moves[0]
+
+    def _played_out(self, turn: Turn, world: Any, move: JSON, seed: int) -> float:
+        """What `move` in `world` is worth to the seat after a playout seeded with `seed`."""
+        rng = Random(seed)
+        state = play(turn.rules, world, turn.seat, move, rng)
+        return self._playout(turn, state, turn.seat, rng)[turn.seat]
 
     def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
         rules = turn.rules
@@ -199,6 +258,16 @@ class SearchBot:
                 move = self._preferred(turn, state, mover, moves, rng)
             state = play(rules, state, mover, move, rng)
         return rules.evaluate(state)
+
+
+def mean_exceeds(samples: Sequence[float], confidence: float) -> bool:
+    """Whether the mean of `samples` is above 0 by more than `confidence` standard errors."""
+    count = len(samples)
+    if count < 2:
+        return False
+    mean = sum(samples) / count
+    variance = sum((sample - mean) ** 2 for sample in samples) / (count - 1)
+    return mean > confidence * math.sqrt(variance / count)
 
 
 def play(rules: Rules[Any], state: Any, seat: int, move: JSON, rng: Random) -> Any:

@@ -46,6 +46,14 @@ def test_p_value_is_small_only_for_a_real_edge() -> None:
     assert p_above(120, 400, 0.25) < 0.05 < p_above(110, 400, 0.25)
 
 
+def test_p_value_counts_split_wins_as_wins() -> None:
+    """Two of three seats win Krass Kariert, each worth half a win: losing 108 of 400 games
+    (survival 73% against a fair 2/3) is significant, though its shares (36.5%) would not be
+    as whole wins against a fair third."""
+    assert p_above(146, 400, 1 / 3, win=0.5) < 0.01 < p_above(146, 400, 1 / 3)
+    assert p_above(133.5, 400, 1 / 3, win=0.5) > 0.4
+
+
 def test_bradley_terry_recovers_three_to_one_odds() -> None:
     outcomes = [("a", "b", 1.0)] * 300 + [("a", "b", 0.0)] * 100
     ratings = bradley_terry(outcomes)

@@ -17,7 +17,7 @@ from domain.game import SearchTuning
 from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON
 from domain.search import LEVELS, Budget, Clock, SearchBot
-from tests.sixth_game import with_sixth_game
+from tests.sixth_game import PLAY, STEP, with_sixth_game
 
 REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
@@ -95,7 +95,11 @@ def test_worlds_the_seat_cannot_tell_apart_get_the_same_move(rules: AnyRules) ->
         chosen = bot.choose(real, Random(index))
         assert chosen == bot.choose(turn_at(rules, twin, seat, players, options), Random(index))
         assert chosen in real.moves
-        assert len(sampling.samples) == TEST_BUDGET.iterations
+        if REGISTRY.game(rules.info.id).search.paired:
+            # Every sampled world is shared by all the moves still compared in it.
+            assert 0 < len(sampling.samples) < TEST_BUDGET.iterations
+        else:
+            assert len(sampling.samples) == TEST_BUDGET.iterations
         assert any(world != state for world in sampling.samples), "it plans in sampled worlds"
         if twins == 4:
             return
@@ -141,13 +145,44 @@ def test_the_time_budget_stops_the_search() -> None:
     assert len(sampling.samples) == 3
 
 
-def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move() -> None:
+def test_the_time_budget_stops_paired_playouts() -> None:
+    rules = REGISTRY["krasskariert"]
+    assert REGISTRY.game("krasskariert").search.paired
+    ticks = itertools.count(step=0.01)
+    sampling = Sampling(rules)
+    state, seat, players, options = next(decisions(rules, 2))
+    turn = turn_at(sampling, state, seat, players, options)
+    bot = search(Budget(iterations=1000, seconds=0.1, horizon=4), lambda: next(ticks))
+    assert bot.choose(turn, Random(0)) in turn.moves
+    # The clock moves 0.01 a read, one read per world: the deadline comes long before the
+    # 1000 playouts do.
+    assert 0 < len(sampling.samples) < 10
+
+
+@pytest.mark.parametrize("paired", [False, True], ids=["tree", "paired"])
+def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move(paired: bool) -> None:
     """Search reads a game's tuning from its declaration: with infinite doubt it never leaves
-    the move the game's heuristic plays."""
+    the move the game's heuristic plays, whether it grows a tree or compares paired playouts."""
     declared = REGISTRY.game("sprint")
     assert declared.heuristic is not None
-    stubborn = replace(declared, search=SearchTuning(doubt=math.inf))
+    stubborn = replace(declared, search=SearchTuning(doubt=math.inf, paired=paired))
     bot = SearchBot(TEST_BUDGET, GameRegistry([stubborn]), stopped_clock)
     for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
         turn = turn_at(declared.rules, state, seat, players, options)
         assert bot.choose(turn, Random(index)) == declared.heuristic(turn, Random(index))
+
+
+def test_paired_playouts_leave_a_poor_heuristic_for_a_clearly_better_move() -> None:
+    """A heuristic that only ever steps one square loses to playing a card worth three; search
+    comparing paired playouts sees it and plays the card."""
+    declared = REGISTRY.game("sprint")
+    plodding = replace(declared, heuristic=lambda turn, rng: STEP, search=SearchTuning(paired=True))
+    bot = SearchBot(TEST_BUDGET, GameRegistry([plodding]), stopped_clock)
+    threes = 0
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
+        turn = turn_at(declared.rules, state, seat, players, options)
+        # Near the goal the race may be decided either way: then stepping is as good.
+        if turn.view["hand"] == 3 and max(turn.view["positions"]) + 10 < turn.view["goal"]:
+            threes += 1
+            assert bot.choose(turn, Random(index)) == PLAY
+    assert threes > 0

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from random import Random
 
 from domain.bots import Turn
-from domain.game import Game
+from domain.game import Game, SearchTuning
 from domain.games.krasskariert import CODE, COMBINATIONS, KIND_NAMES, RULES, plays_to_empty
 from domain.rules import JSON
 
@@ -72,11 +73,16 @@ def combinations_in(hand: tuple[int, ...]) -> int:
     )
 
 
-def shape(spot: Spot, move: JSON) -> tuple[int, int]:
-    """How far from empty `move` leaves the hand, lowest best: plays it needs at least, then
-    fewer windows that form a combination."""
-    hand = hand_after(spot, move)
+@lru_cache(maxsize=1 << 16)
+def hand_shape(hand: tuple[int, ...]) -> tuple[int, int]:
+    """How far from empty `hand` is, lowest best: plays it needs at least, then fewer windows
+    that form a combination. Remembered: search asks for the same hands again and again."""
     return plays_to_empty(hand), -combinations_in(hand)
+
+
+def shape(spot: Spot, move: JSON) -> tuple[int, int]:
+    """How far from empty `move` leaves the hand (`hand_shape`)."""
+    return hand_shape(hand_after(spot, move))
 
 
 def strength(move: JSON) -> tuple[int, int]:
@@ -142,7 +148,7 @@ def beat_when_it_shortens(spot: Spot, rng: Random) -> JSON | None:
     if not plays:
         return None
     move = best(plays, by_shape_then_strength(spot), rng)
-    return move if shape(spot, move)[0] < plays_to_empty(spot.hand) else None
+    return move if shape(spot, move)[0] < hand_shape(spot.hand)[0] else None
 
 
 def special_before_reserve(spot: Spot, rng: Random) -> JSON | None:
@@ -192,4 +198,29 @@ def choose(turn: Turn, rng: Random) -> JSON:
     raise AssertionError("beat_at_any_cost covers every follow left: a seat always has a move")
 
 
-GAME = Game(RULES, heuristic=choose)
+SHORTLISTED = 3
+"""How many moves of each type search compares: the ones leaving the hand in the best shape."""
+
+
+def shortlist(turn: Turn, rng: Random) -> list[JSON]:
+    """The heuristic's move, then of each type of move (insert, pass, play, DRAW or STOP) the
+    few that leave the hand in the best shape: search need not play out inserts that break up
+    a pair when one keeps it."""
+    spot = Spot.of(turn)
+    first = choose(turn, rng)
+    ranked = [
+        *sorted(spot.of_type("insert"), key=lambda move: shape(spot, move))[:SHORTLISTED],
+        *sorted(spot.of_type("pass"), key=lambda move: shape(spot, move))[:SHORTLISTED],
+        *sorted(spot.of_type("play"), key=by_shape_then_strength(spot))[:SHORTLISTED],
+        *spot.of_type("draw")[:1],
+        *spot.of_type("stop")[:1],
+    ]
+    return [first, *(move for move in ranked if move != first)]
+
+
+GAME = Game(
+    RULES,
+    heuristic=choose,
+    search=SearchTuning(paired=True),
+    shortlist=shortlist,
+)
