@@ -16,7 +16,13 @@ and of Redis (`INFO cpu`). Last, the highest rate held with POST p99 <= 50 ms, b
 (`bench/profiled.py`: one file per process, rewritten every few hundred requests); profiled
 requests take turns, so the figures of such a run are the profile's, not throughput.
 
+`--cluster` keeps the games on a local Redis Cluster instead (`bench/cluster.py`: three masters
+with a replica each, no AOF) and the bot queues on the fresh redis-server (`QUEUE_URL`);
+`--kill-master SECONDS` then kills one master that long into the run (SIGKILL) and says when its
+replica took over: the moves refused meanwhile are counted as errors, and play goes on.
+
     .venv/bin/python bench/load.py [--clients 4,8,16,24] [--seconds 10] [--workers 1] [--smoke]
+        [--cluster [--kill-master SECONDS]]     (WEB_CONCURRENCY: web processes, 2)
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
+from bench.cluster import Cluster
 from bench.common import (
     await_redis,
     free_port,
@@ -238,15 +245,26 @@ def percentile(samples: list[float], share: float) -> float:
 class Server:
     """The processes serving: a fresh Redis, the Procfile's web and worker processes."""
 
-    def __init__(self, stack: ExitStack, workers: int, profile: Path | None) -> None:
+    def __init__(
+        self, stack: ExitStack, workers: int, profile: Path | None, cluster: bool = False
+    ) -> None:
         self.directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         self.redis_port, port = free_port(), free_port()
         self.redis_process = stack.enter_context(self.redis_server())
         url = f"redis://127.0.0.1:{self.redis_port}/0"
         self.redis = redis.Redis.from_url(url)
+        self.cluster = stack.enter_context(local_cluster(self.directory)) if cluster else None
+        urls = (
+            {"REDIS_URL": url}
+            if self.cluster is None
+            else {
+                "REDIS_URL": self.cluster.url,
+                "QUEUE_URL": url,
+            }
+        )
         env = {
             **os.environ,
-            "REDIS_URL": url,
+            **urls,
             "PORT": str(port),
             "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32),
             # Every client thread comes from one address: the per-address limits (kept on,
@@ -294,9 +312,41 @@ class Server:
         for pid in serving:
             with suppress(OSError):  # gone meanwhile
                 server += cpu_seconds(pid)
-        info: dict[str, Any] = self.redis.info("cpu")
-        commands = int(self.redis.info("stats")["total_commands_processed"])
-        return server, float(info["used_cpu_user"]) + float(info["used_cpu_sys"]), commands
+        redis_cpu, commands = 0.0, 0
+        nodes = [] if self.cluster is None else [node.client() for node in self.cluster.alive()]
+        for client in [self.redis, *nodes]:
+            with suppress(redis.RedisError):  # a node killed meanwhile
+                info: dict[str, Any] = client.info("everything")
+                redis_cpu += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+                # A replica processes its master's writes again: counted once, on the master.
+                if info["role"] == "master":
+                    commands += int(info["total_commands_processed"])
+        for client in nodes:
+            client.close()
+        return server, redis_cpu, commands
+
+    def kill_master(self) -> None:
+        """SIGKILL a master of the cluster and say when its replica has taken over."""
+        assert self.cluster is not None
+        key = "game:{load}:events"
+        victim = self.cluster.master_of(key)
+        began = time.perf_counter()
+        victim.kill()
+        successor = self.cluster.wait_for_failover(victim, key)
+        print(
+            f"killed the master on port {victim.port}; the replica on port {successor.port} "
+            f"took over {time.perf_counter() - began:.1f} s later"
+        )
+
+
+@contextmanager
+def local_cluster(directory: Path) -> Iterator[Cluster]:
+    cluster = Cluster(directory / "cluster")
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -355,7 +405,13 @@ def main() -> None:
     options.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds per step")
     options.add_argument("--workers", type=int, default=1, help="RQ worker processes (1)")
     options.add_argument("--profile", type=Path, help="cProfile the web workers into this folder")
+    options.add_argument("--cluster", action="store_true", help="the games on a Redis Cluster")
+    options.add_argument(
+        "--kill-master", type=float, metavar="SECONDS", help="(--cluster) kill a master then"
+    )
     args = options.parse_args()
+    if args.kill_master is not None and not args.cluster:
+        options.error("--kill-master needs --cluster")
     ramp = [2] if args.smoke else [int(n) for n in args.clients.split(",")]
     seconds, warmup = (3.0, 2.0) if args.smoke else (args.seconds, args.warmup)
     if args.profile:
@@ -363,12 +419,20 @@ def main() -> None:
 
     print(f"web:    {procfile_command('web')}")
     print(f"worker: {procfile_command('worker')} (x {args.workers})")
-    print("redis:  a fresh redis-server, appendonly yes, appendfsync everysec")
+    if args.cluster:
+        print("redis:  a Redis Cluster of 3 masters and 3 replicas (no AOF) for the games;")
+        print("        a fresh redis-server, appendonly yes, everysec, for the bot queues")
+    else:
+        print("redis:  a fresh redis-server, appendonly yes, appendfsync everysec")
     print(f"games:  {', '.join(GAMES)}; one person (this client) per table, random bots")
     print()
     steps = []
     with ExitStack() as stack:
-        server = Server(stack, args.workers, args.profile)
+        server = Server(stack, args.workers, args.profile, args.cluster)
+        if args.kill_master is not None:
+            killer = threading.Timer(args.kill_master, server.kill_master)
+            killer.start()
+            stack.callback(killer.join)
         for clients in ramp:
             steps.append(step(server, clients, warmup, seconds))
     rows = []

@@ -24,11 +24,11 @@ from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from bench.cluster import Cluster
 from bootstrap import web_app
 from events.connect import connect
 from service.config import Config
 from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
-from tests.cluster import Cluster
 from tests.live import TEST_REDIS_URL, free_port
 from tests.stack import Stack
 

@@ -17,11 +17,11 @@ import fakeredis
 import pytest
 import redis
 
+from bench.cluster import Cluster
 from events.connect import cluster_settings, connect, is_cluster
 from events.index import TableIndex
 from events.store import INDEX_SHARDS, EventStore, created_index_key, stream_key
 from service.config import Config
-from tests.cluster import Cluster
 from tests.live import TEST_REDIS_URL, call
 from tests.stack import Stack
 from tests.test_e2e_bots import EventStream

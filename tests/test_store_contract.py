@@ -13,6 +13,7 @@ import fakeredis
 import pytest
 import redis
 
+from bench.cluster import Cluster
 from domain.rules import Event
 from events.connect import connect as client_of
 from events.envelope import (
@@ -31,7 +32,6 @@ from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
 from service.audit import default_upcasters
-from tests.cluster import Cluster
 from tests.conftest import redis_named
 from tests.live import TEST_REDIS_URL
 

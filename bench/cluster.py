@@ -1,10 +1,11 @@
-"""A Redis Cluster of a test's own: three masters with a replica each, `redis-server
---cluster-enabled yes` on loopback ports, joined by `redis-cli --cluster create`.
+"""A local Redis Cluster, for the tests and `bench/load.py --cluster`: three masters with a
+replica each, `redis-server --cluster-enabled yes` on loopback ports, joined by
+`redis-cli --cluster create`.
 
-The ports are free ones, or from `SPIELTISCH_TEST_CLUSTER_PORT` on (six of them, and each one's
-bus port 10,000 above) where several runs share a machine. A node times out after a second
-(`cluster-node-timeout`), so a killed master's replica takes over within a few seconds. The
-cluster fails the test that needs it when it cannot start: it never skips.
+The ports are free ones, or from `SPIELTISCH_CLUSTER_PORT` on (six of them, and each one's bus
+port 10,000 above) where several runs share a machine. A node times out after a second
+(`cluster-node-timeout`), so a killed master's replica takes over within a few seconds. A cluster
+that cannot start raises (an AssertionError naming what failed): a test needing it fails.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from pathlib import Path
 import redis
 from redis.cluster import ClusterNode, RedisCluster
 
-from tests.live import free_port
+from bench.common import free_port
 
 MASTERS = 3
 NODES = MASTERS * 2
 NODE_TIMEOUT_MS = 1000
 START_SECONDS = 30.0
-FIRST_PORT = os.environ.get("SPIELTISCH_TEST_CLUSTER_PORT")
+FIRST_PORT = os.environ.get("SPIELTISCH_CLUSTER_PORT")
 """Where the nodes' ports start (unset: free ports the system hands out); each cluster of a
 run takes the next six."""
 CLUSTERS_MADE = itertools.count()
