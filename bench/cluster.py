@@ -114,6 +114,17 @@ class Cluster:
         self.nodes = [Node(directory, port) for port in cluster_ports()]
         self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
 
+    def __enter__(self) -> Cluster:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
     def start(self) -> None:
         deadline = time.monotonic() + START_SECONDS
         for node in self.nodes:

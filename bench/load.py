@@ -253,7 +253,7 @@ class Server:
         self.redis_process = stack.enter_context(self.redis_server())
         url = f"redis://127.0.0.1:{self.redis_port}/0"
         self.redis = redis.Redis.from_url(url)
-        self.cluster = stack.enter_context(local_cluster(self.directory)) if cluster else None
+        self.cluster = stack.enter_context(Cluster(self.directory / "cluster")) if cluster else None
         urls = (
             {"REDIS_URL": url}
             if self.cluster is None
@@ -337,16 +337,6 @@ class Server:
             f"killed the master on port {victim.port}; the replica on port {successor.port} "
             f"took over {time.perf_counter() - began:.1f} s later"
         )
-
-
-@contextmanager
-def local_cluster(directory: Path) -> Iterator[Cluster]:
-    cluster = Cluster(directory / "cluster")
-    try:
-        cluster.start()
-        yield cluster
-    finally:
-        cluster.stop()
 
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -101,12 +101,8 @@ def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]
     """A Redis Cluster of the session's own (tests/cluster.py), three masters with a replica
     each. It is never made to fail over (tests that kill a node start a cluster of their own);
     when it cannot start, the tests needing it fail."""
-    cluster = Cluster(tmp_path_factory.mktemp("cluster"))
-    try:
-        cluster.start()
+    with Cluster(tmp_path_factory.mktemp("cluster")) as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.fixture

@@ -170,12 +170,8 @@ def test_web_processes_and_workers_on_a_cluster_stay_consistent(
 @pytest.fixture
 def own_cluster(tmp_path: Path) -> Iterator[Cluster]:
     """A cluster of the test's own, since the test kills one of its masters."""
-    cluster = Cluster(tmp_path / "cluster")
-    try:
-        cluster.start()
+    with Cluster(tmp_path / "cluster") as cluster:
         yield cluster
-    finally:
-        cluster.stop()
 
 
 @pytest.mark.fault
