@@ -156,7 +156,9 @@ class Player:
         seats = PLAYERS.get(game, 2)
         bots = [{"seat": seat, "bot": "random"} for seat in range(1, seats)]
         body = {"game": game, "seats": seats, "bots": bots, "clock": FAST_CLOCK}
-        table = self.client.call("POST", "/v1/tables", body)[1]
+        status, table = self.client.call("POST", "/v1/tables", body)
+        if status != 201:  # say, a 503 while a cluster's replica takes over
+            raise Refused(f"open table: HTTP {status}")
         path = f"/v1/tables/{table['id']}"
         status, taken = self.client.call("POST", f"{path}/seats", {"seat": 0, "name": "load"})
         if status != 201:
