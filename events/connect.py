@@ -44,6 +44,8 @@ def cluster_settings(url: str) -> dict[str, Any]:
     parts = urlsplit(url)
     credentials, _, hosts = parts.netloc.rpartition("@")
     username, _, password = credentials.partition(":")
+    if parts.query:
+        raise ValueError(f"a cluster URL takes no options, not {parts.query!r}")
     if parts.path.strip("/") not in ("", "0"):
         raise ValueError(f"a Redis Cluster has database 0 only, not {parts.path.strip('/')!r}")
     nodes = []

@@ -50,6 +50,7 @@ def test_a_cluster_url_names_its_nodes_and_credentials() -> None:
     ("url", "complaint"),
     [
         (f"redis+cluster://{NODES}/3", "database 0 only"),
+        (f"redis+cluster://{NODES}?socket_timeout=1", "takes no options"),
         ("redis+cluster://127.0.0.1", "host:port"),
         ("redis+cluster://127.0.0.1:7000,:7001", "host:port"),
     ],
