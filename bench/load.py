@@ -256,6 +256,8 @@ class Server:
         url = f"redis://127.0.0.1:{self.redis_port}/0"
         self.redis = redis.Redis.from_url(url)
         self.cluster = stack.enter_context(Cluster(self.directory / "cluster")) if cluster else None
+        self.failover: float | None = None
+        """Seconds a replica took to take over from the master `kill_master` killed."""
         urls = (
             {"REDIS_URL": url}
             if self.cluster is None
@@ -328,16 +330,18 @@ class Server:
         return server, redis_cpu, commands
 
     def kill_master(self) -> None:
-        """SIGKILL a master of the cluster and say when its replica has taken over."""
+        """SIGKILL a master of the cluster and say when its replica has taken over (`failover`,
+        in seconds, stays None if none did)."""
         assert self.cluster is not None
         key = "game:{load}:events"
         victim = self.cluster.master_of(key)
         began = time.perf_counter()
         victim.kill()
         successor = self.cluster.wait_for_failover(victim, key)
+        self.failover = time.perf_counter() - began
         print(
             f"killed the master on port {victim.port}; the replica on port {successor.port} "
-            f"took over {time.perf_counter() - began:.1f} s later"
+            f"took over {self.failover:.1f} s later"
         )
 
 
@@ -421,12 +425,15 @@ def main() -> None:
     steps = []
     with ExitStack() as stack:
         server = Server(stack, args.workers, args.profile, args.cluster)
+        killer = threading.Timer(args.kill_master or 0, server.kill_master)
         if args.kill_master is not None:
-            killer = threading.Timer(args.kill_master, server.kill_master)
             killer.start()
-            stack.callback(killer.join)
         for clients in ramp:
             steps.append(step(server, clients, warmup, seconds))
+        if args.kill_master is not None:
+            killer.join()
+            if server.failover is None:
+                raise SystemExit("bench/load.py: no replica took over from the killed master")
     rows = []
     for done in steps:
         tally = done.tally
