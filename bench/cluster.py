@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from bench.common import free_port
 MASTERS = 3
 NODES = MASTERS * 2
 NODE_TIMEOUT_MS = 1000
+BUS_OFFSET = 10000
+"""A node's cluster bus listens this far above its port."""
 START_SECONDS = 30.0
 FIRST_PORT = os.environ.get("SPIELTISCH_CLUSTER_PORT")
 """Where the nodes' ports start (unset: free ports the system hands out); each cluster of a
@@ -36,13 +39,22 @@ def cluster_ports() -> list[int]:
     if FIRST_PORT is not None:
         first = int(FIRST_PORT) + next(CLUSTERS_MADE) * NODES
         return list(range(first, first + NODES))
-    # A node's bus port is its port + 10,000: both must be free, so ask for low enough ones.
+    # A node's bus port is its port + 10,000: both must be free.
     ports: list[int] = []
     while len(ports) < NODES:
         port = free_port()
-        if port < 55000 and port not in ports:
+        if port < 55000 and port not in ports and is_free(port + BUS_OFFSET):
             ports.append(port)
     return ports
+
+
+def is_free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
 
 
 class Node:
