@@ -19,15 +19,14 @@ import redis
 from redis.cluster import ClusterNode, RedisCluster
 from redis.exceptions import ClusterError, SlotNotCoveredError, TryAgainError
 
-CLUSTER_SCHEMES = {"redis+cluster": False, "rediss+cluster": True}
-"""The schemes naming a cluster, and whether each speaks TLS."""
+CLUSTER_SCHEME = "redis+cluster"
 CLUSTER_SETTLING: tuple[type[Exception], ...] = (ClusterError, TryAgainError, SlotNotCoveredError)
 """What a Redis Cluster raises while a master's replica takes over (CLUSTERDOWN, TRYAGAIN, a slot
 with no master known, the client's retries used up): it answers again within seconds."""
 
 
 def is_cluster(url: str) -> bool:
-    return urlsplit(url).scheme in CLUSTER_SCHEMES
+    return urlsplit(url).scheme == CLUSTER_SCHEME
 
 
 def connect(url: str, **options: Any) -> redis.Redis:
@@ -40,7 +39,7 @@ def connect(url: str, **options: Any) -> redis.Redis:
 
 
 def cluster_settings(url: str) -> dict[str, Any]:
-    """The `RedisCluster` arguments a cluster URL gives: its nodes, credentials and TLS."""
+    """The `RedisCluster` arguments a cluster URL gives: its nodes and credentials."""
     parts = urlsplit(url)
     credentials, _, hosts = parts.netloc.rpartition("@")
     username, _, password = credentials.partition(":")
@@ -58,7 +57,6 @@ def cluster_settings(url: str) -> dict[str, Any]:
         "startup_nodes": nodes,
         "username": unquote(username) or None,
         "password": unquote(password) or None,
-        "ssl": CLUSTER_SCHEMES[parts.scheme],
     }
 
 

@@ -40,8 +40,7 @@ def test_a_cluster_url_names_its_nodes_and_credentials() -> None:
         ("127.0.0.1", 7000),
         ("127.0.0.1", 7001),
     ]
-    assert (settings["username"], settings["password"], settings["ssl"]) == ("ops", "s@cret", False)
-    assert cluster_settings(f"rediss+cluster://{NODES}")["ssl"] is True
+    assert (settings["username"], settings["password"]) == ("ops", "s@cret")
     assert is_cluster(f"redis+cluster://{NODES}")
     assert not is_cluster("redis://127.0.0.1:6379/0")
 
