@@ -108,6 +108,8 @@ def cluster_stack(
         running.stop()
 
 
+@pytest.mark.e2e
+@pytest.mark.cluster
 def test_the_procfile_runs_on_a_cluster_with_its_queues_apart(
     cluster_redis: redis.Redis, redis_cluster: Cluster, queue_redis: redis.Redis, tmp_path: Path
 ) -> None:
@@ -153,6 +155,8 @@ def check_consistent(base: str, load: Load, games: redis.Redis) -> int:
     return lost
 
 
+@pytest.mark.e2e
+@pytest.mark.cluster
 def test_web_processes_and_workers_on_a_cluster_stay_consistent(
     cluster_stack: Stack, cluster_redis: redis.Redis
 ) -> None:
@@ -178,6 +182,7 @@ def own_cluster(tmp_path: Path) -> Iterator[Cluster]:
 
 
 @pytest.mark.fault
+@pytest.mark.cluster
 def test_a_master_killed_mid_game_fails_over_and_play_goes_on(
     own_cluster: Cluster, queue_redis: redis.Redis, tmp_path: Path
 ) -> None:
