@@ -30,6 +30,7 @@ from gunicorn.app.base import BaseApplication
 from domain.catalogue import BotCatalogue, default_catalogue
 from domain.registry import GameRegistry
 from domain.table import Tables
+from events.connect import connect, same_server
 from events.index import TableIndex
 from events.repository import TableCache, TableRepository
 from events.secrets import SeedVault
@@ -91,6 +92,7 @@ def build(
     redis_client: redis.Redis,
     config: Config,
     *,
+    queue_client: redis.Redis | None = None,
     registry: GameRegistry | None = None,
     upcasters: Upcasters | None = None,
     signer: Signer | None = None,
@@ -99,7 +101,8 @@ def build(
     metrics: Metrics | None = None,
     **commands: Any,
 ) -> Services:
-    """The services over `redis_client`. `wake` is called when a bot turn is queued; `signer`
+    """The services over `redis_client`, with the bot queues on `queue_client` (None: the
+    same). `wake` is called when a bot turn is queued; `signer`
     signs export bundles (None: a key of its own, for a process that exports none);
     `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them);
     `metrics` is what they record into (None: a registry of their own); the rest go to
@@ -114,15 +117,16 @@ def build(
         EventStore(
             redis_client,
             upcasters or default_upcasters(registry),
-            blocking=blocking_reads(redis_client, config.stream_keepalive_seconds),
+            blocking=blocking_reads(redis_client, config),
         ),
         tables,
         TableCache(config.cache_size),
         snapshots := SnapshotStore(redis_client, registry, config.snapshot_every, metrics),
     )
+    queue_client = queue_client or redis_client
     turns = TurnQueue(
-        redis_client,
-        bot_queue(redis_client),
+        queue_client,
+        bot_queue(queue_client),
         tables,
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
         open_table_seconds=config.open_table_seconds,
@@ -187,17 +191,14 @@ BLOCK_MARGIN_SECONDS = 5.0
 """How much longer than the longest blocking read a socket waits before it gives up."""
 
 
-def blocking_reads(client: redis.Redis, block_seconds: float) -> redis.Redis:
-    """A client to the same server as `client` for blocking reads of up to `block_seconds`:
-    its socket timeout outlasts the block. redis-py's default timeout (5 s) would cut a live
-    stream's 15 s wait for news short with an error instead of a keep-alive."""
+def blocking_reads(client: redis.Redis, config: Config) -> redis.Redis:
+    """A client to the same server (or cluster) as `client` for blocking reads of up to a live
+    stream's keep-alive: its socket timeout outlasts the block. redis-py's default timeout (5 s)
+    would cut a live stream's 15 s wait for news short with an error instead of a keep-alive."""
     if isinstance(client, fakeredis.FakeRedis):
         return client  # in-process: no socket to time out
-    pool = client.connection_pool
-    settings = {**pool.connection_kwargs, "socket_timeout": block_seconds + BLOCK_MARGIN_SECONDS}
-    return redis.Redis(
-        connection_pool=redis.ConnectionPool(connection_class=pool.connection_class, **settings)
-    )
+    timeout = config.stream_keepalive_seconds + BLOCK_MARGIN_SECONDS
+    return same_server(client, config.redis_url, socket_timeout=timeout)
 
 
 def web_app(
@@ -213,14 +214,13 @@ def web_app(
     config = config or Config.from_env()
     embedded = redis_client is None and config.redis_url is None
     if redis_client is None:
-        redis_client = (
-            redis.Redis.from_url(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
-        )
+        redis_client = connect(config.redis_url) if config.redis_url else fakeredis.FakeRedis()
     worker = EmbeddedWorker() if embedded else None
     metrics = process_metrics()
     services = build(
         redis_client,
         config,
+        queue_client=connect(config.queue_url) if config.queue_url else None,
         registry=registry,
         upcasters=upcasters,
         signer=signer_for(config),
@@ -273,8 +273,9 @@ RQ_LOGGERS = ("rq.worker", "rq.job", "rq.scheduler", "rq.queue")
 
 
 class Worker(BotWorker):
-    """The Procfile's bot worker (`rq worker --worker-class bootstrap.Worker`): its services
-    are built over the connection `rq worker` gives it, configured from the environment."""
+    """The Procfile's bot worker (`rq worker --worker-class bootstrap.Worker`), configured from
+    the environment: it takes jobs from the connection `rq worker` gives it (`QUEUE_URL`, else
+    `REDIS_URL`), and reads and writes the games where `REDIS_URL` says."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         connection = kwargs.get("connection")
@@ -282,8 +283,13 @@ class Worker(BotWorker):
         config = Config.from_env()
         # RQ gave its loggers plain-text handlers already: its lines become JSON lines too.
         log_json(adopt=RQ_LOGGERS)
+        games = connect(config.redis_url) if config.queue_url and config.redis_url else connection
         services = build(
-            connection, config, webhook_calls=webhook_pool(config), metrics=process_metrics()
+            games,
+            config,
+            queue_client=connection,
+            webhook_calls=webhook_pool(config),
+            metrics=process_metrics(),
         )
         super().__init__(*args, play=services.play, **kwargs)
 

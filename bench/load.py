@@ -16,7 +16,13 @@ and of Redis (`INFO cpu`). Last, the highest rate held with POST p99 <= 50 ms, b
 (`bench/profiled.py`: one file per process, rewritten every few hundred requests); profiled
 requests take turns, so the figures of such a run are the profile's, not throughput.
 
+`--cluster` keeps the games on a local Redis Cluster instead (`bench/cluster.py`: three masters
+with a replica each, no AOF) and the bot queues on the fresh redis-server (`QUEUE_URL`);
+`--kill-master SECONDS` then kills one master that long into the run (SIGKILL) and says when its
+replica took over: the moves refused meanwhile are counted as errors, and play goes on.
+
     .venv/bin/python bench/load.py [--clients 4,8,16,24] [--seconds 10] [--workers 1] [--smoke]
+        [--cluster [--kill-master SECONDS]]     (WEB_CONCURRENCY: web processes, 2)
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
 
+from bench.cluster import Cluster
 from bench.common import (
     await_redis,
     free_port,
@@ -149,7 +156,9 @@ class Player:
         seats = PLAYERS.get(game, 2)
         bots = [{"seat": seat, "bot": "random"} for seat in range(1, seats)]
         body = {"game": game, "seats": seats, "bots": bots, "clock": FAST_CLOCK}
-        table = self.client.call("POST", "/v1/tables", body)[1]
+        status, table = self.client.call("POST", "/v1/tables", body)
+        if status != 201:  # say, a 503 while a cluster's replica takes over
+            raise Refused(f"open table: HTTP {status}")
         path = f"/v1/tables/{table['id']}"
         status, taken = self.client.call("POST", f"{path}/seats", {"seat": 0, "name": "load"})
         if status != 201:
@@ -238,15 +247,28 @@ def percentile(samples: list[float], share: float) -> float:
 class Server:
     """The processes serving: a fresh Redis, the Procfile's web and worker processes."""
 
-    def __init__(self, stack: ExitStack, workers: int, profile: Path | None) -> None:
+    def __init__(
+        self, stack: ExitStack, workers: int, profile: Path | None, cluster: bool = False
+    ) -> None:
         self.directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         self.redis_port, port = free_port(), free_port()
         self.redis_process = stack.enter_context(self.redis_server())
         url = f"redis://127.0.0.1:{self.redis_port}/0"
         self.redis = redis.Redis.from_url(url)
+        self.cluster = stack.enter_context(Cluster(self.directory / "cluster")) if cluster else None
+        self.failover: float | None = None
+        """Seconds a replica took to take over from the master `kill_master` killed."""
+        urls = (
+            {"REDIS_URL": url}
+            if self.cluster is None
+            else {
+                "REDIS_URL": self.cluster.url,
+                "QUEUE_URL": url,
+            }
+        )
         env = {
             **os.environ,
-            "REDIS_URL": url,
+            **urls,
             "PORT": str(port),
             "SPIELTISCH_SIGNING_KEY": secrets.token_hex(32),
             # Every client thread comes from one address: the per-address limits (kept on,
@@ -294,9 +316,33 @@ class Server:
         for pid in serving:
             with suppress(OSError):  # gone meanwhile
                 server += cpu_seconds(pid)
-        info: dict[str, Any] = self.redis.info("cpu")
-        commands = int(self.redis.info("stats")["total_commands_processed"])
-        return server, float(info["used_cpu_user"]) + float(info["used_cpu_sys"]), commands
+        redis_cpu, commands = 0.0, 0
+        nodes = [] if self.cluster is None else [node.client() for node in self.cluster.alive()]
+        for client in [self.redis, *nodes]:
+            with suppress(redis.RedisError):  # a node killed meanwhile
+                info: dict[str, Any] = client.info("everything")
+                redis_cpu += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+                # A replica processes its master's writes again: counted once, on the master.
+                if info["role"] == "master":
+                    commands += int(info["total_commands_processed"])
+        for client in nodes:
+            client.close()
+        return server, redis_cpu, commands
+
+    def kill_master(self) -> None:
+        """SIGKILL a master of the cluster and say when its replica has taken over (`failover`,
+        in seconds, stays None if none did)."""
+        assert self.cluster is not None
+        key = "game:{load}:events"
+        victim = self.cluster.master_of(key)
+        began = time.perf_counter()
+        victim.kill()
+        successor = self.cluster.wait_for_failover(victim, key)
+        self.failover = time.perf_counter() - began
+        print(
+            f"killed the master on port {victim.port}; the replica on port {successor.port} "
+            f"took over {self.failover:.1f} s later"
+        )
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -355,7 +401,13 @@ def main() -> None:
     options.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds per step")
     options.add_argument("--workers", type=int, default=1, help="RQ worker processes (1)")
     options.add_argument("--profile", type=Path, help="cProfile the web workers into this folder")
+    options.add_argument("--cluster", action="store_true", help="the games on a Redis Cluster")
+    options.add_argument(
+        "--kill-master", type=float, metavar="SECONDS", help="(--cluster) kill a master then"
+    )
     args = options.parse_args()
+    if args.kill_master is not None and not args.cluster:
+        options.error("--kill-master needs --cluster")
     ramp = [2] if args.smoke else [int(n) for n in args.clients.split(",")]
     seconds, warmup = (3.0, 2.0) if args.smoke else (args.seconds, args.warmup)
     if args.profile:
@@ -363,14 +415,25 @@ def main() -> None:
 
     print(f"web:    {procfile_command('web')}")
     print(f"worker: {procfile_command('worker')} (x {args.workers})")
-    print("redis:  a fresh redis-server, appendonly yes, appendfsync everysec")
+    if args.cluster:
+        print("redis:  a Redis Cluster of 3 masters and 3 replicas (no AOF) for the games;")
+        print("        a fresh redis-server, appendonly yes, everysec, for the bot queues")
+    else:
+        print("redis:  a fresh redis-server, appendonly yes, appendfsync everysec")
     print(f"games:  {', '.join(GAMES)}; one person (this client) per table, random bots")
     print()
     steps = []
     with ExitStack() as stack:
-        server = Server(stack, args.workers, args.profile)
+        server = Server(stack, args.workers, args.profile, args.cluster)
+        killer = threading.Timer(args.kill_master or 0, server.kill_master)
+        if args.kill_master is not None:
+            killer.start()
         for clients in ramp:
             steps.append(step(server, clients, warmup, seconds))
+        if args.kill_master is not None:
+            killer.join()
+            if server.failover is None:
+                raise SystemExit("bench/load.py: no replica took over from the killed master")
     rows = []
     for done in steps:
         tally = done.tally

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.resources import files
@@ -30,9 +31,21 @@ def idempotency_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:idempotency"
 
 
-def created_index_key() -> str:
-    """The sorted set of every game's id scored by its creation time (`events.index`)."""
-    return "games:created"
+INDEX_SHARDS = 16
+"""How many sorted sets the table index is spread over. Fixed: a game's shard follows from its
+id, so changing the count would hide the games listed before."""
+
+
+def created_index_key(game_id: str) -> str:
+    """The sorted set listing `game_id` among games scored by creation time (`events.index`):
+    one of `INDEX_SHARDS`, which a cluster spreads over its slots. The first keeps the name of
+    the single set there was before, so an index written then is read on."""
+    shard = zlib.crc32(game_id.encode()) % INDEX_SHARDS
+    return created_index_shard(shard)
+
+
+def created_index_shard(shard: int) -> str:
+    return "games:created" if shard == 0 else f"games:created:{shard}"
 
 
 class ConcurrencyConflict(Exception):

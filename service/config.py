@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from domain.game import Game
 from domain.registry import GameRegistry, default_registry
+from events.connect import is_cluster
 from events.snapshots import DEFAULT_EVERY
 
 METRICS_EXPOSURES = ("loopback", "token", "public", "off")
@@ -17,7 +18,11 @@ METRICS_EXPOSURES = ("loopback", "token", "public", "off")
 @dataclass(frozen=True)
 class Config:
     redis_url: str | None = None
-    """None runs embedded: an in-process fakeredis and a bot worker thread instead of servers."""
+    """None runs embedded: an in-process fakeredis and a bot worker thread instead of servers.
+    `redis+cluster://host:port,...` names a Redis Cluster (`events.connect`)."""
+    queue_url: str | None = None
+    """The Redis of the bot queues and their scheduler (`QUEUE_URL`), a single server, as RQ
+    needs one; None: the one `redis_url` names, which must then be no cluster."""
     max_body_bytes: int = 16 * 1024
     cache_size: int = 2048
     """How many tables' folded states each process keeps, newest used first."""
@@ -89,6 +94,15 @@ class Config:
     metrics_token: str | None = None
 
     def __post_init__(self) -> None:
+        if self.redis_url is not None and is_cluster(self.redis_url) and self.queue_url is None:
+            raise ValueError(
+                "REDIS_URL names a Redis Cluster, which RQ cannot queue on: set QUEUE_URL to a "
+                "single Redis server for the bot queues and their scheduler"
+            )
+        if self.queue_url is not None and is_cluster(self.queue_url):
+            raise ValueError("QUEUE_URL must name a single Redis server: RQ needs one, no cluster")
+        if self.queue_url is not None and self.redis_url is None:
+            raise ValueError("QUEUE_URL is set but REDIS_URL is not: set both, or neither")
         if self.metrics not in METRICS_EXPOSURES:
             raise ValueError(
                 f"SPIELTISCH_METRICS is {self.metrics!r}; use one of {', '.join(METRICS_EXPOSURES)}"
@@ -115,6 +129,7 @@ class Config:
 
         return cls(
             redis_url=environ.get("REDIS_URL") or None,
+            queue_url=environ.get("QUEUE_URL") or None,
             max_body_bytes=int(number("MAX_BODY_BYTES", cls.max_body_bytes)),
             cache_size=int(number("CACHE_SIZE", cls.cache_size)),
             snapshot_every=int(number("SNAPSHOT_EVERY", cls.snapshot_every)),

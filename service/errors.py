@@ -29,6 +29,7 @@ from domain.table import (
     TableError,
     UnsupportedVersion,
 )
+from events.connect import CLUSTER_SETTLING
 from events.repository import UnknownTable
 from events.store import ConcurrencyConflict
 from service.quotas import TableQuotaExceeded
@@ -126,6 +127,8 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     # Redis (BusyLoadingError, while it loads its data after a restart, is a ConnectionError)
     RedisConnectionError: SERVICE_UNAVAILABLE,
     RedisTimeoutError: SERVICE_UNAVAILABLE,
+    # A Redis Cluster while a master's replica takes over.
+    **dict.fromkeys(CLUSTER_SETTLING, SERVICE_UNAVAILABLE),
     # Redis at `maxmemory` refuses writes (deploy/redis.conf: noeviction) before they start.
     RedisOutOfMemoryError: SERVICE_UNAVAILABLE,
     # the request
@@ -193,7 +196,7 @@ def detail_of(error: Exception) -> str:
         return error.detail
     if isinstance(error, UnknownGame):
         return f"there is no game {error.args[0]!r}"
-    if isinstance(error, RedisConnectionError | RedisTimeoutError):
+    if isinstance(error, (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)):
         return "the service cannot reach its storage now; retry in a moment"
     if isinstance(error, RedisOutOfMemoryError):
         return "the service's storage is full; nothing was written, retry later"

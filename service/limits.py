@@ -14,7 +14,7 @@ from flask import Flask, current_app, g, has_app_context, request
 from flask.typing import RouteCallable
 from flask_limiter import HeaderNames, Limiter, RequestLimit
 from flask_limiter.util import get_remote_address
-from limits.storage import RedisStorage
+from limits.storage import RedisClusterStorage, RedisStorage
 
 from service.config import Config
 from service.tables import token_hash
@@ -74,6 +74,12 @@ return {count, redis.call("ttl", KEYS[1])}
         """What this request's hit on `key` answered, if it hit it."""
         counted = g.get("spieltisch_counted") if has_app_context() else None
         return counted if counted and counted[0] == key else None
+
+
+class CountingRedisClusterStorage(CountingRedisStorage, RedisClusterStorage):
+    """The same over a Redis Cluster (`redis+cluster://`): a count is one key, so one slot."""
+
+    STORAGE_SCHEME = [f"{CountingRedisStorage.SCHEME}redis+cluster"]  # noqa: RUF012
 
 
 def limiter_for(config: Config) -> Limiter:

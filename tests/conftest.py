@@ -24,7 +24,9 @@ from flask.testing import FlaskClient
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
+from bench.cluster import Cluster
 from bootstrap import web_app
+from events.connect import connect
 from service.config import Config
 from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
 from tests.live import TEST_REDIS_URL, free_port
@@ -51,7 +53,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or item.get_closest_marker("fault")
         ):
             item.add_marker(pytest.mark.e2e)
-        elif "real_redis" in used or item.get_closest_marker("redis"):
+        elif (
+            "real_redis" in used
+            or item.get_closest_marker("redis")
+            or item.get_closest_marker("cluster")
+        ):
             item.add_marker(pytest.mark.integration)
         else:
             item.add_marker(pytest.mark.unit)
@@ -80,9 +86,33 @@ def real_redis() -> Iterator[redis.Redis]:
 @pytest.fixture(params=["fakeredis", pytest.param("redis", marks=pytest.mark.redis)])
 def any_redis(request: pytest.FixtureRequest) -> redis.Redis:
     """Each test using this runs twice: on fakeredis and on the real server."""
-    fixture = "fake_redis" if request.param == "fakeredis" else "real_redis"
-    client: redis.Redis = request.getfixturevalue(fixture)
+    return redis_named(request)
+
+
+def redis_named(request: pytest.FixtureRequest) -> redis.Redis:
+    """The client of the fixture the request's param names: `fakeredis`, `redis` or `cluster`."""
+    fixture = {"fakeredis": "fake_redis", "redis": "real_redis", "cluster": "cluster_redis"}
+    client: redis.Redis = request.getfixturevalue(fixture[request.param])
     return client
+
+
+@pytest.fixture(scope="session")
+def redis_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A Redis Cluster of the session's own (tests/cluster.py), three masters with a replica
+    each. It is never made to fail over (tests that kill a node start a cluster of their own);
+    when it cannot start, the tests needing it fail."""
+    with Cluster(tmp_path_factory.mktemp("cluster")) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+def cluster_redis(redis_cluster: Cluster) -> Iterator[redis.Redis]:
+    """A client of the session's cluster, emptied before and after (it is the tests' own)."""
+    client = connect(redis_cluster.url)
+    client.flushall()
+    yield client
+    client.flushall()
+    client.close()
 
 
 IN_PROCESS = Config(rate_limits=False)

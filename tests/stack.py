@@ -49,10 +49,15 @@ def tail(path: Path, lines: int = 30) -> str:
 class Stack:
     """The web server and the bot workers, as the Procfile runs them; logs go to `logs`."""
 
-    def __init__(self, logs: Path, redis_url: str = TEST_REDIS_URL) -> None:
+    def __init__(
+        self, logs: Path, redis_url: str = TEST_REDIS_URL, queue_url: str | None = None
+    ) -> None:
+        """The games on `redis_url`, the bot queues on `queue_url` (None: the same)."""
         self.logs = logs
-        self.redis_url = redis_url
+        self.queue_url = queue_url or redis_url
         self.env = {**os.environ, **ENV, "REDIS_URL": redis_url}
+        if queue_url is not None:
+            self.env["QUEUE_URL"] = queue_url
         self.web_log = logs / "web.log"
         port = free_port()
         self.base = f"http://127.0.0.1:{port}"
@@ -92,7 +97,7 @@ class Stack:
         log = self.logs / f"worker-{len(self.workers)}.log"
         worker = self._spawn(
             [
-                *(sys.executable, "-m", "rq.cli", "worker", "--url", self.redis_url),
+                *(sys.executable, "-m", "rq.cli", "worker", "--url", self.queue_url),
                 *("--worker-class", "bootstrap.Worker", "--serializer", "json"),
                 *("--with-scheduler", "bots"),
             ],

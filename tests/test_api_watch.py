@@ -119,7 +119,7 @@ def test_a_table_missing_from_the_index_plays_on_unlisted(
 ) -> None:
     """What an index that lost an entry (say, with the tail of Redis's writes) leaves behind."""
     game = new_game(client, 2)
-    any_redis.zrem(created_index_key(), game.id)
+    any_redis.zrem(created_index_key(game.id), game.id)
     assert listed(client) == []
     assert game.get("")["status"] == "running"
 

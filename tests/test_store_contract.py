@@ -13,7 +13,9 @@ import fakeredis
 import pytest
 import redis
 
+from bench.cluster import Cluster
 from domain.rules import Event
+from events.connect import connect as client_of
 from events.envelope import (
     GENESIS,
     START,
@@ -30,6 +32,7 @@ from events.secrets import SeedVault, seed_key
 from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
 from events.upcasting import Upcasters
 from service.audit import default_upcasters
+from tests.conftest import redis_named
 from tests.live import TEST_REDIS_URL
 
 Client: TypeAlias = redis.Redis
@@ -111,6 +114,20 @@ def rehashed(envelope: Envelope) -> Envelope:
     stored = {k: v for k, v in envelope.items() if k not in ("hash", "seq", "prev")}
     preimage = f"{envelope['seq']}:{envelope['prev']}:".encode() + canonical_json(stored)
     return {**envelope, "hash": hashlib.sha256(preimage).hexdigest()}
+
+
+ON_EVERY_REDIS = [
+    "fakeredis",
+    pytest.param("redis", marks=pytest.mark.redis),
+    pytest.param("cluster", marks=pytest.mark.cluster),
+]
+"""The contract holds on fakeredis, one Redis server and a Redis Cluster alike."""
+
+
+@pytest.fixture(params=ON_EVERY_REDIS)
+def any_redis(request: pytest.FixtureRequest) -> Client:
+    """This module's tests run on a Redis Cluster too (tests/cluster.py)."""
+    return redis_named(request)
 
 
 @pytest.fixture
@@ -445,15 +462,20 @@ ROUNDS = 12
 Marker: TypeAlias = tuple[int, int]  # (thread, attempt)
 
 
-@pytest.fixture(params=["fakeredis", pytest.param("redis", marks=pytest.mark.redis)])
+@pytest.fixture(params=ON_EVERY_REDIS)
 def connect(request: pytest.FixtureRequest) -> Iterator[Connect]:
-    """Makes a new client per call, all on one server: a shared FakeServer, or db 13."""
+    """Makes a new client per call, all on one server: a shared FakeServer, db 13, or the
+    cluster."""
     if request.param == "fakeredis":
         server = fakeredis.FakeServer()
         yield lambda: fakeredis.FakeRedis(server=server)
-    else:
+    elif request.param == "redis":
         request.getfixturevalue("real_redis")  # pings, and flushes db 13 before and after
         yield lambda: redis.Redis.from_url(TEST_REDIS_URL)
+    else:
+        cluster: Cluster = request.getfixturevalue("redis_cluster")
+        request.getfixturevalue("cluster_redis")  # empties it before and after
+        yield lambda: client_of(cluster.url)
 
 
 class Race:

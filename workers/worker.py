@@ -31,6 +31,7 @@ from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
 
+from events.connect import CLUSTER_SETTLING
 from telemetry.logs import JOB_LOG, REQUEST_ID, REQUEST_ID_META
 from telemetry.metrics import Metrics
 from workers.jobs import PLAYER, expire, play_turn, time_out
@@ -41,8 +42,8 @@ HEARTBEAT_SECONDS = 1.0
 """The least time between a worker's standalone heartbeats (see `BotWorker.heartbeat`)."""
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
-OUTAGE = (RedisConnectionError, RedisTimeoutError)
-"""What Redis being down, restarting or loading its data raises."""
+OUTAGE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)
+"""What Redis being down, restarting or loading its data raises, or a cluster failing over."""
 JOBS = logging.getLogger(JOB_LOG)
 JOB_NAMES = frozenset(job.__name__ for job in (play_turn, time_out, expire))
 """The functions of `workers.jobs`: what a job is counted as (any other as `other`)."""
