@@ -76,6 +76,8 @@ class Node:
                 *("--cluster-node-timeout", str(NODE_TIMEOUT_MS)),
                 # Failover is the replicas' business here: no files to write on every move.
                 *("--save", "", "--appendonly", "no"),
+                # A replica syncs at once, not after the default 5 s wait for more replicas.
+                *("--repl-diskless-sync-delay", "0"),
             ],
             stdout=subprocess.DEVNULL,
         )
@@ -158,7 +160,8 @@ class Cluster:
         self.wait_until_healthy(deadline)
 
     def wait_until_healthy(self, deadline: float) -> None:
-        """Until every live node says the cluster is ok and knows its three masters' replicas."""
+        """Until every live node says the cluster is ok and knows its three masters' replicas,
+        and every replica holds its master's data (one still syncing cannot take over)."""
         while True:
             if all(self._sees_whole_cluster(node) for node in self.alive()):
                 return
@@ -171,7 +174,13 @@ class Cluster:
         client = node.client()
         try:
             info = client.execute_command("CLUSTER INFO")  # type: ignore[no-untyped-call]
-            return bool(info["cluster_state"] == "ok" and int(info["cluster_known_nodes"]) == NODES)
+            replication = client.info("replication")
+            synced = replication["role"] == "master" or replication["master_link_status"] == "up"
+            return bool(
+                info["cluster_state"] == "ok"
+                and int(info["cluster_known_nodes"]) == NODES
+                and synced
+            )
         except redis.RedisError:
             return False
         finally:
