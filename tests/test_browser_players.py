@@ -167,10 +167,11 @@ BUTTON_LOOKS = """nodes => nodes.filter(node => {
 piles: `role=img`) look like what they show."""
 
 
-HINTS = {
+HINTS: dict[str, str | re.Pattern[str]] = {
     "pig10": "click a card in your hand",
     "krumme10": "Your move: click one of your cards",
-    "krasskariert": "click cards side by side in your hand",
+    # The deal may leave the first turn nothing that beats the bots' play: a pass, then.
+    "krasskariert": re.compile("click cards side by side in your hand|pass: click a reserve card"),
     "wobble": "Your move:",
     "rollnbump": "Your move: click “Roll all dice”",
     "sprint": "Your move: choose one of the 2 buttons below the table",
