@@ -55,7 +55,6 @@ from bootstrap import build
 from service.config import Config
 from service.views import SPECTATOR
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET_RATIO = 1.5
 """Server CPU per move with both seats following the stream, over the move alone."""
 ON_TIME_SECONDS = 1.0
