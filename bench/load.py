@@ -2,7 +2,8 @@
 
 Everything runs as shipped: a fresh redis-server on a free loopback port (AOF, fsync every
 second), the Procfile's `web` process (gunicorn with its worker class, workers and threads, read
-from the Procfile) and its `worker` process (RQ, with its scheduler). Each client thread plays
+from the Procfile) and its `worker` process (RQ, with its scheduler), as many of them as web
+processes, as the README's Deployment advises to begin with. Each client thread plays
 one table after another, the games taken in turn: it opens the table with bots (`random`) in
 every seat but its own, takes that seat, and plays as a client does: it follows the table's live
 stream, and when the table waits for its seat it POSTs one of the legal moves that came with the
@@ -21,7 +22,7 @@ with a replica each, no AOF) and the bot queues on the fresh redis-server (`QUEU
 `--kill-master SECONDS` then kills one master that long into the run (SIGKILL) and says when its
 replica took over: the moves refused meanwhile are counted as errors, and play goes on.
 
-    .venv/bin/python bench/load.py [--clients 4,8,16,24] [--seconds 10] [--workers 1] [--smoke]
+    .venv/bin/python bench/load.py [--clients 4,8,16,24] [--seconds 10] [--workers N] [--smoke]
         [--cluster [--kill-master SECONDS]]     (WEB_CONCURRENCY: web processes, 2)
 """
 
@@ -394,12 +395,23 @@ def step(server: Server, clients: int, warmup: float, seconds: float) -> Step:
     )
 
 
+def web_processes() -> int:
+    """How many web processes the Procfile's `web` line starts here (its `WEB_CONCURRENCY`)."""
+    return int(os.environ.get("WEB_CONCURRENCY", "2"))
+
+
 def main() -> None:
     options = parser(__doc__.splitlines()[0] if __doc__ else "")
     options.add_argument("--clients", default="2,4,8,16,24", help="client threads per step")
     options.add_argument("--seconds", type=float, default=10.0, help="measured seconds per step")
     options.add_argument("--warmup", type=float, default=2.0, help="unmeasured seconds per step")
-    options.add_argument("--workers", type=int, default=1, help="RQ worker processes (1)")
+    options.add_argument(
+        "--workers",
+        type=int,
+        default=web_processes(),
+        help="RQ worker processes (default: as many as web processes, as the README's "
+        "Deployment advises to begin with)",
+    )
     options.add_argument("--profile", type=Path, help="cProfile the web workers into this folder")
     options.add_argument("--cluster", action="store_true", help="the games on a Redis Cluster")
     options.add_argument(
