@@ -37,9 +37,9 @@ from service.views import Caller
 from tests.live import call
 from tests.stack import Stack
 from tests.test_api import payload
-from tests.test_bots import FULL_SPEED, drain, seat_human
+from tests.test_bots import FULL_SPEED, GoneAfterAppend, drain, seat_human
 from workers.player import Outcome
-from workers.turns import bot_queue, job_id, not_before, timeout_job_id
+from workers.turns import WAITING, bot_queue, job_id, not_before, timeout_job_id
 
 
 @dataclass
@@ -210,6 +210,43 @@ def test_a_person_has_one_timeout_job_however_many_turns_they_play(
         job = Job.fetch(timeout_job_id(table_id, 0), services.redis, JSONSerializer)
         assert job.args == [table_id, table.version, 0], "for the decision waited for now"
         play_until_the_person_is_waited_for_again(services, table_id)
+
+
+def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
+    any_redis: redis.Redis,
+) -> None:
+    """The move is stored, then the web process loses Redis before it schedules the next
+    person's timeout: the table's mark, set before the append, brings the sweep to it."""
+    now = Now()
+    services = build(any_redis, FULL_SPEED, clock=now)
+    created = services.commands.create(
+        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
+    )
+    table_id = str(created.body["id"])
+    for _ in range(2):
+        seat_human(services, table_id)
+    tables = services.repository.tables
+    table = services.repository.load(table_id).table
+    assert tables.to_act(table) == [0]
+    turns = services.turns
+    services.commands.turns = GoneAfterAppend(turns)
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    table = services.repository.load(table_id).table
+    assert tables.to_act(table) == [1]
+    assert timeout_job_id(table_id, 1) not in scheduled(services), "lost with Redis"
+    assert turns.sweep(services.queries) == [], "not due before a claim's time"
+    later = time.time() + turns.claim_ms / 1000 + 1
+    turns.clock = lambda: later
+    assert turns.sweep(services.queries) == [timeout_job_id(table_id, 1)]
+    deadline = tables.deadlines(table)[1]
+    assert scheduled(services)[timeout_job_id(table_id, 1)] == not_before(deadline)
+    assert any_redis.zscore(WAITING, table_id) is None, "swept once, then forgotten"
+    now.at = deadline
+    release(services)
+    drain(services)
+    types = [r.type for r in services.repository.store.read(table_id, START)]
+    assert MOVE_SUBSTITUTED in types, "the timeout came"
 
 
 def test_a_stale_run_of_a_timeout_job_keeps_the_job_scheduled_again_meanwhile(

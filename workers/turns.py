@@ -101,9 +101,11 @@ class TurnQueue:
     at full speed.
 
     A turn is claimed (a key that expires) when its job is queued. If the job is lost, say with a
-    worker killed mid-turn, the claim runs out and the next `schedule` of that table, from a read
-    or from the workers' periodic `sweep`, queues the turn again. A job for a version that has
-    passed does nothing, so a turn queued twice is still played once.
+    worker killed mid-turn, the claim runs out and the workers' periodic `sweep` schedules the
+    table again, which queues the turn again. A job for a version that has passed does nothing,
+    so a turn queued twice is still played once. The sweep also finds a table whose timeouts or
+    expiry were never scheduled because the process that appended its change lost Redis or
+    died: `expect` marks such a table before the append, and `schedule` clears the mark.
     """
 
     def __init__(
@@ -130,9 +132,23 @@ class TurnQueue:
     def expect(self, table: Table) -> None:
         """Before a change to `table` is appended: unless the table waits already, have the
         sweep look at it once a claim's time has passed. So if `schedule` fails after the
-        append, or its process dies, the turns it should have queued are queued all the same."""
-        if has_bots(table):
+        append, or its process dies, the turns, timeouts and expiry it should have queued are
+        queued all the same. A table with nothing to schedule costs no round trip."""
+        if self._outstanding(table):
             self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+
+    def _outstanding(self, table: Table) -> bool:
+        """Whether `schedule` may have something to queue for `table`: a bot's turn, a
+        person's timeout or an open table's expiry."""
+        if has_bots(table):
+            return True
+        if table.status is Status.OPEN:
+            return table.changed_at is not None
+        return (
+            table.status is Status.RUNNING
+            and table.has_people
+            and bool(self.tables.deadlines(table))
+        )
 
     def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
@@ -197,17 +213,13 @@ class TurnQueue:
         pipe.persist(Job.key_for(name))
         return name
 
-    def _turns(self, table: Table) -> list[str]:
-        """Claim and queue the bot turns of `table` (the sweep's part of `schedule`)."""
-        with self.redis.pipeline(transaction=False) as pipe:
-            claim = self._claim(table, pipe)
-            replies = pipe.execute()
-        return self._queue(table, claim.due, self._won(claim, replies))
-
     def _claim(self, table: Table, pipe: Pipeline) -> Claim:
         """Claim in `pipe` the turns of `table`'s bot seats that may act, and mark the table
         as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
         if not has_bots(table):
+            # What `expect` marked the table for, the timeouts or the expiry, is scheduled
+            # in this same pipeline: the sweep need not look again.
+            pipe.zrem(WAITING, table.id)
             return Claim([], None)
         may_act = self.tables.may_act(table)
         bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
@@ -295,7 +307,8 @@ class TurnQueue:
         return self.clock() * 1000 + self.claim_ms + wait_ms
 
     def sweep(self, tables: TableSource) -> list[str]:
-        """Queue again every outstanding turn whose claim ran out; their job ids."""
+        """Schedule again every table still marked waiting once its mark is due: the turns whose
+        claim ran out, and the timeouts and expiry a failed `schedule` left out; their job ids."""
         due: list[bytes] = self.redis.zrangebyscore(WAITING, "-inf", self.clock() * 1000)  # type: ignore[assignment]
         queued = []
         for member in due:
@@ -304,5 +317,5 @@ class TurnQueue:
             if current is None:
                 self.redis.zrem(WAITING, table_id)
                 continue
-            queued += self._turns(current)
+            queued += self.schedule(current).jobs
         return queued
