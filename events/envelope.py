@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,58 @@ are read and verified as they were written.
 """
 
 
+SEALED = 3
+"""The envelope of an event that carries private values (a seat's token hash, a webhook's URL).
+
+v2's layout, except that in the body the hash covers each private value is replaced by a
+commitment, `{"sha256": SHA-256 of "<nonce>:<key>:" followed by the value's canonical JSON}`;
+the values and the event's random nonce are stored beside that body, outside the hash, as
+`"x": {"n": nonce, "s": {key: value}}`. So an export, which holds the hashed body alone,
+verifies without showing them, while the service reads them back and checks each against its
+commitment. Events without private values stay v2.
+"""
+PRIVATE = "x"
+"""The key of a v3 event's private values in what is stored."""
+
+
+def commitment(nonce: str, key: str, value: Any) -> dict[str, str]:
+    """What a v3 event's hashed body holds in place of the private `value` under `key`."""
+    digest = hashlib.sha256(f"{nonce}:{key}:".encode() + canonical_json(value))
+    return {"sha256": digest.hexdigest()}
+
+
+def conceal(value: Any, private: Collection[str], nonce: str, found: dict[str, Any]) -> Any:
+    """`value` with the non-null value of every key in `private`, at any depth, replaced by its
+    commitment; the values replaced go into `found`, by key (one value per key and event)."""
+    if isinstance(value, Mapping):
+        concealed = {}
+        for key, item in value.items():
+            if key in private and item is not None:
+                if found.setdefault(key, item) != item:
+                    raise ValueError(f"an event holds two values for the private key {key!r}")
+                concealed[key] = commitment(nonce, key, item)
+            else:
+                concealed[key] = conceal(item, private, nonce, found)
+        return concealed
+    if isinstance(value, list):
+        return [conceal(item, private, nonce, found) for item in value]
+    return value
+
+
+def reveal(value: Any, secrets: Mapping[str, Any], nonce: str) -> Any:
+    """`value` with each commitment to one of `secrets` replaced by the value it commits to."""
+    if isinstance(value, Mapping):
+        return {
+            key: secrets[key]
+            if key in secrets and item == commitment(nonce, key, secrets[key])
+            else reveal(item, secrets, nonce)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [reveal(item, secrets, nonce) for item in value]
+    return value
+
+
 def command_id(digest: str) -> str:
     """The id of the command whose first (v2) event has the hash `digest`."""
     return str(uuid.UUID(hex=digest[:32]))
@@ -66,10 +119,30 @@ class Recorded:
     raw: bytes = field(default=b"", compare=False, repr=False)
     """The bytes stored for the event (the canonical JSON `hash` covers), where at hand."""
     envelope: int = 1
+    private: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    """A v3 event's private values, by key, which `data` and `meta` hold as commitments; empty
+    where they were not read (an export)."""
+    nonce: str = field(default="", repr=False)
 
     @property
     def event(self) -> Event:
+        """The event as decided, its private values revealed where they were read."""
+        if not self.private:
+            return Event(self.type, self.data, self.v)
+        return Event(self.type, reveal(self.data, self.private, self.nonce), self.v)
+
+    @property
+    def public_event(self) -> Event:
+        """The event as exported: private values as their commitments."""
         return Event(self.type, self.data, self.v)
+
+    def private_values_hold(self) -> bool:
+        """Whether each private value read beside the event is one its body commits to."""
+        body = {"d": self.data, "m": self.meta}
+        return all(
+            commitment(self.nonce, key, value) in committed(body, key)
+            for key, value in self.private.items()
+        )
 
     @property
     def position(self) -> Position:
@@ -116,7 +189,20 @@ class Recorded:
             return cls(hash=digest, raw=raw, **body)
         if "m" in body:
             meta = {**body["m"], "command_id": command_id(digest)}
-        return cls(seq, body["t"], body["v"], body["d"], meta or {}, prev, digest, raw, body["e"])
+        private = body.get(PRIVATE, {})
+        return cls(
+            seq,
+            body["t"],
+            body["v"],
+            body["d"],
+            meta or {},
+            prev,
+            digest,
+            raw,
+            body["e"],
+            private.get("s", {}),
+            private.get("n", ""),
+        )
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Recorded:
@@ -142,15 +228,25 @@ class Recorded:
         return hashlib.sha256(self._preimage(canonical_json(self.stored_body()))).hexdigest()
 
     def stored_hash(self) -> str:
-        """The hash of the bytes the event was read from: no need to encode it again."""
+        """The hash of the bytes the event was read from: no need to encode it again (but for
+        v3, whose stored bytes hold its private values beside the body the hash covers)."""
+        if self.envelope >= SEALED:
+            return self.computed_hash()
         return hashlib.sha256(self._preimage(self.raw)).hexdigest()
 
 
 def seal(
-    events: Iterable[Event], meta: Mapping[str, Any], after: Position, envelope: int = ENVELOPE
+    events: Iterable[Event],
+    meta: Mapping[str, Any],
+    after: Position,
+    envelope: int = ENVELOPE,
+    *,
+    private: Collection[str] = (),
 ) -> list[Recorded]:
     """Number and chain the events of one command (its `meta`) so they follow `after`.
-    `envelope` 1 writes the format of logs before v2, for tests and benchmarks of old logs."""
+    `envelope` 1 writes the format of logs before v2, for tests and benchmarks of old logs.
+    The values of the keys named `private`, in an event's data or its command's meta, are kept
+    out of what the hash covers: such an event is sealed in envelope 3 (see `SEALED`)."""
     records: list[Recorded] = []
     seq, prev = after.version, after.head
     if envelope == 2:
@@ -173,11 +269,32 @@ def seal(
             body = {"e": 2, "t": event.type, "v": event.v, "d": event.data}
             if not records:
                 body["m"] = meta
-            raw = canonical_json(body)
-            digest = hashlib.sha256(f"{seq}:{prev}:".encode() + raw).hexdigest()
+            nonce = os.urandom(16).hex() if private else ""
+            found: dict[str, Any] = {}
+            if private:
+                body = conceal(body, private, nonce, found)
+            if found:
+                body["e"] = SEALED
+                hashed = canonical_json(body)
+                raw = canonical_json({**body, PRIVATE: {"n": nonce, "s": found}})
+            else:
+                hashed = raw = canonical_json(body)
+            digest = hashlib.sha256(f"{seq}:{prev}:".encode() + hashed).hexdigest()
             if not records:
-                meta = {**meta, "command_id": command_id(digest)}
-            record = Recorded(seq, event.type, event.v, event.data, meta, prev, digest, raw, 2)
+                meta = {**body["m"], "command_id": command_id(digest)}
+            record = Recorded(
+                seq,
+                event.type,
+                event.v,
+                body["d"],
+                meta,
+                prev,
+                digest,
+                raw,
+                body["e"],
+                found,
+                nonce if found else "",
+            )
         records.append(record)
         prev = digest
     return records
@@ -207,6 +324,8 @@ def verify_chain(
             raise ChainBroken(record.seq, "prev does not match the hash of the event before")
         if hash_of(record) != record.hash:
             raise ChainBroken(record.seq, "hash does not match the event's content")
+        if not record.private_values_hold():
+            raise ChainBroken(record.seq, "a private value does not match its commitment")
         # A v2 event after the first of its command stores no meta: the hash does not cover
         # what it carries, so it must be its command's, as the event before it carries.
         continues = record.envelope > 1 and not record.opens_command
@@ -214,3 +333,13 @@ def verify_chain(
             raise ChainBroken(record.seq, "meta is not that of the command it continues")
         position, before = record.position, record
     return position
+
+
+def committed(value: Any, key: str) -> list[Any]:
+    """Every value held under `key` at any depth of `value`."""
+    if isinstance(value, Mapping):
+        held = [item for name, item in value.items() if name == key]
+        return held + [found for item in value.values() for found in committed(item, key)]
+    if isinstance(value, list):
+        return [found for item in value for found in committed(item, key)]
+    return []

@@ -1,6 +1,7 @@
-"""The export bundle of a finished game: one JSON document holding every stored event as stored,
-the revealed seed, the generator and rules versions it was decided under, and the service's
-Ed25519 signature over the final hash. `spieltisch verify` checks it offline.
+"""The export bundle of a finished game: one JSON document holding every stored event as hashed
+(private values as their commitments, see `events.envelope.SEALED`), the revealed seed, the
+generator and rules versions it was decided under, and the service's Ed25519 signature over the
+final hash. `spieltisch verify` checks it offline.
 """
 
 from __future__ import annotations

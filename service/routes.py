@@ -352,6 +352,7 @@ def audit(table_id: str) -> tuple[Response, int]:
 
 @api.get(TABLE + "/export")
 def export(table_id: str) -> Response:
-    """The signed bundle of a finished game, as built: its events must stay exactly as stored
-    for their hashes, so it is the one answer that does not pass through `Views`."""
+    """The signed bundle of a finished game, as built: its events must stay exactly as hashed
+    (private values as their commitments), so it is the one answer that does not pass through
+    `Views`."""
     return jsonify(queries().export(table_id))

@@ -25,6 +25,7 @@ from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON, RuleError
 from domain.table import (
     GAME_FINISHED,
+    PRIVATE_SEAT_FIELDS,
     Command,
     CreateGame,
     Expire,
@@ -502,7 +503,9 @@ class TableCommands:
             "seat": seat,
             "time": self.clock().isoformat(),
         }
-        records = seal(events, meta, loaded.position if loaded else START)
+        records = seal(
+            events, meta, loaded.position if loaded else START, private=PRIVATE_SEAT_FIELDS
+        )
         table = self.tables.fold(events, before)
         assert table is not None
         return Pending(records, Loaded(stamped(table, records[-1]), records[-1].position))

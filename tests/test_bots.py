@@ -32,7 +32,8 @@ from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Status, Table, Tables
 from events.envelope import START
 from events.snapshots import kept_key, snapshots_key
 from service.config import Config
-from service.tables import BotSeat
+from service.tables import BotSeat, token_hash
+from service.verifier import verify
 from service.views import SPECTATOR
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
@@ -489,6 +490,32 @@ def test_a_webhook_that_cannot_be_reached_is_replaced(runtime: Services) -> None
         r for r in runtime.repository.store.read(table_id, START) if r.type == MOVE_SUBSTITUTED
     ]
     assert [r.data["reason"] for r in substituted] == ["unanswered"]
+
+
+def test_a_finished_games_export_commits_to_tokens_and_webhooks_without_showing_them(
+    runtime: Services, webhook_bot: tuple[WebhookBot, str]
+) -> None:
+    """The bundle is public, and the webhook's signing key is its seat's token hash: neither
+    that nor a webhook URL is in it, yet it verifies; the service still reads both."""
+    bot, url = webhook_bot
+    secret_url = url + "?key=never-shown"
+    service = runtime
+    table_id = str(service.commands.create("pig10", 2, {"first_seat": 1}, None).body["id"])
+    taken = service.commands.take_seat(table_id, SPECTATOR, 1, None, None, webhook=secret_url)
+    person = seat_human(service, table_id)
+    service.commands.leave(table_id, service.queries.caller(table_id, person))
+    drain(runtime)
+    assert service.repository.load(table_id).table.status is Status.FINISHED
+    assert bot.received, "the service called the webhook at its URL"
+    bundle = service.queries.export(table_id)
+    text = json.dumps(bundle)
+    for secret in (secret_url, token_hash(person), token_hash(str(taken.body["token"]))):
+        assert secret not in text
+    report = verify(bundle)
+    assert report.ok, report.text()
+    seats = [r.event.data for r in service.repository.store.read(table_id) if r.type == SEAT_TAKEN]
+    assert [seat["webhook"] for seat in seats] == [secret_url, None]
+    assert seats[1]["token_sha256"] == token_hash(person)
 
 
 # -- over HTTP ------------------------------------------------------------------------------------

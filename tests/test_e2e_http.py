@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -77,6 +79,8 @@ def test_three_seats_play_pig10_over_http_across_two_workers(server: str) -> Non
     assert status == 200
     report = verify(bundle, decode_key(keys[0]))
     assert report.ok, report.text()
+    exported = json.dumps(bundle)
+    assert not [t for t in tokens if hashlib.sha256(t.encode()).hexdigest() in exported]
     status, garbage = call(server, "POST", f"{path}/moves", {"move": 1}, tokens[0])
     assert status == 422
     assert garbage["type"] == "/problems/invalid-body"

@@ -395,6 +395,54 @@ def test_reading_a_tampered_stream_raises(
     }
 
 
+# --- private values -----------------------------------------------------------------------------
+
+SECRET = "https://bot.example/hook?key=never-shown"
+"""A private value: what a webhook URL or a seat's token hash is to an export."""
+
+
+def add_private(store: EventStore) -> list[Recorded]:
+    """A command of two events, the first carrying `SECRET` in its data and its command's meta
+    (as a seat taken carries its webhook), appended after three plain events; all read back."""
+    head = add(store, 3)
+    events = [Event("test.SeatTaken", {"seat": 1, "webhook": SECRET}), *counted(1, 5)]
+    meta = {**META, "command": {"args": {"seat": 1, "webhook": SECRET}}}
+    records = seal(events, meta, head, private=("webhook",))
+    appended(store.append_sealed(GAME, records))
+    return store.read(GAME)
+
+
+def test_private_values_are_read_back_but_hashed_as_commitments(store: EventStore) -> None:
+    records = add_private(store)
+    taken, after = records[3], records[4]
+    assert (taken.envelope, after.envelope) == (3, 2), "only the event holding one is sealed"
+    assert taken.event.data["webhook"] == SECRET, "the service reads the value back"
+    assert set(taken.data["webhook"]) == {"sha256"}, "the hashed body holds its commitment"
+    assert SECRET not in json.dumps(taken.meta) + json.dumps(after.meta)
+    exported = [record.to_json() for record in records]
+    assert SECRET not in json.dumps(exported)
+    again = [Recorded.from_json(event) for event in exported]
+    assert verify_chain(again) == records[-1].position, "the export verifies without it"
+    assert again[3].event.data == taken.data, "and shows only the commitment"
+
+
+def test_a_private_value_changed_in_storage_breaks_the_chain(
+    any_redis: Client, store: EventStore
+) -> None:
+    add_private(store)
+
+    def forged(envelope: Envelope) -> Envelope:
+        return {**envelope, "x": {**envelope["x"], "s": {"webhook": "https://evil.example/"}}}
+
+    rewrite_entry(any_redis, 4, forged)
+    with pytest.raises(ChainBroken) as broken:
+        store.read(GAME)
+    assert (broken.value.seq, broken.value.reason) == (
+        4,
+        "a private value does not match its commitment",
+    )
+
+
 # --- upcasting ----------------------------------------------------------------------------------
 
 

@@ -182,7 +182,9 @@ def rechained(records: list[Recorded]) -> list[Recorded]:
     out: list[Recorded] = []
     for _, command in groupby(records, key=lambda record: record.meta["command_id"]):
         events = list(command)
-        out += seal([r.event for r in events], events[0].meta, out[-1].position if out else START)
+        out += seal(
+            [r.public_event for r in events], events[0].meta, out[-1].position if out else START
+        )
     return out
 
 
