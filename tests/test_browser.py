@@ -54,3 +54,13 @@ def test_a_table_opened_with_a_time_preset_counts_down(page: Page) -> None:
     expect(page.locator(".seat-list .deadline").first).to_have_text(
         re.compile(r"^ (1:00|0:[0-5]\d|\d+ s) left$")
     )
+
+
+def test_the_join_page_names_the_game_by_its_title(page: Page) -> None:
+    page.goto("/")
+    created = page.request.post("/v1/tables", data={"game": "krasskariert", "seats": 3})
+    assert created.status == 201, created.text()
+    table = created.json()["id"]
+    page.goto(f"/#/tables/{table}/join/1")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Join a table of Krass Kariert")
+    expect(page.get_by_role("button", name="Take seat 2")).to_be_visible()

@@ -17,7 +17,7 @@ const ROUTES = [
   [/^\/?$/, () => (signal) => lobbyPage(main, signal, games)],
   [/^\/api(?:\/([\w-]+))?$/, (anchor) => (signal) => apiPage(main, anchor, signal)],
   [/^\/rules\/([^/]+)$/, (id) => (signal) => rulesPage(main, id, signal, games)],
-  [/^\/tables\/([^/]+)\/join\/(\d+)$/, (id, seat) => () => joinPage(main, id, Number(seat))],
+  [/^\/tables\/([^/]+)\/join\/(\d+)$/, (id, seat) => () => joinPage(main, id, Number(seat), games)],
   [/^\/tables\/([^/]+)\/watch$/, (id) => (signal, query) => tablePage(main, id, query, signal, games, true)],
   [/^\/tables\/([^/]+)\/replay(?:\/(\d+))?$/, (id, version) => (signal) => replayPage(main, id, Number(version), signal, games)],
   [/^\/tables\/([^/]+)$/, (id) => (signal, query) => tablePage(main, id, query, signal, games)],

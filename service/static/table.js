@@ -381,8 +381,9 @@ function inviteList(table, ctx) {
 }
 
 /** The page at #/tables/ID/join/N: a name, then the seat. */
-export async function joinPage(main, tableId, seat) {
+export async function joinPage(main, tableId, seat, games) {
   const table = await api(`/tables/${tableId}`);
+  const title = games[table.game]?.title ?? table.game;
   const info = table.seats[seat];
   const name = h("input", { id: "join-name", name: "name", required: true, maxlength: 40, autocomplete: "nickname", value: playerName() });
   const feedback = h("p", { class: "feedback", role: "alert" });
@@ -400,7 +401,7 @@ export async function joinPage(main, tableId, seat) {
   h("label", { for: "join-name" }, "Your name"), name,
   h("button", { type: "submit" }, `Take seat ${seat + 1}`));
   main.replaceChildren(h("section", { class: "join-page" },
-    h("h1", {}, `Join a table of ${table.game}`),
+    h("h1", {}, `Join a table of ${title}`),
     info && !info.taken ? form : h("p", {}, `Seat ${seat + 1} is taken. `, h("a", { href: `#/tables/${tableId}/watch` }, "Watch the game")),
     feedback));
   name.focus();
