@@ -19,12 +19,13 @@ has shown it the state. A move is timed from the request to its answer (ours: th
 peer: the state pushed back to the mover). Creating tables and matches is not counted as moves,
 but its CPU falls inside the measured windows on both sides.
 
-The sides take turns in a few rounds, each warmed up first. Server CPU is read from /proc: the
-gunicorn processes for ours, the node process for the peer; Redis's CPU (`INFO cpu`) is printed
-apart. The target: our server CPU per durable move at most 2x the peer's per in-memory move
-(moonshot: equal).
+Each side first plays unmeasured for a while (`--settle`), then the sides take turns in a few
+rounds, each warmed up first. Server CPU is read from /proc: the gunicorn processes for ours, the
+node process for the peer; Redis's CPU (`INFO cpu`) is printed apart. The target: our server
+CPU per durable move at most 2x the peer's per in-memory move (moonshot: equal).
 
-    .venv/bin/python bench/peer.py [--games 8] [--seconds 15] [--rounds 3] [--smoke]
+    .venv/bin/python bench/peer.py [--games 8] [--seconds 15] [--rounds 3] [--settle 10]
+        [--smoke]
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ from bench.http_moves import (
     Window,
     compared,
     cpu_seconds,
+    describe,
     expect,
     figures,
     run,
@@ -84,6 +86,8 @@ PUSH_TIMEOUT = 10.0
 """Seconds a seat waits for the peer to push a state before the game counts as failed."""
 
 Move = tuple[int, str]
+LOST = (http.client.HTTPException, OSError, socketio.exceptions.SocketIOError)
+"""What a lost connection raises (a push not come in time, too)."""
 
 
 def legal_moves(hand: Sequence[int], pile: Sequence[dict[str, int]], value: int) -> list[Move]:
@@ -97,40 +101,46 @@ def legal_moves(hand: Sequence[int], pile: Sequence[dict[str, int]], value: int)
     return [(card, mode) for card in sorted(set(hand)) for mode in modes_for(shown, card)]
 
 
+class Refused(Exception):
+    """A move the server did not take as the load client expected."""
+
+
 class Table(Protocol):
-    """A game the load client plays; `move` makes the next move and says what went wrong."""
+    """A game the load client plays."""
 
     finished: bool
 
-    def move(self) -> str | None: ...
+    def move(self) -> tuple[float, float]:
+        """Make the next move; when its request went out and its answer came in."""
+        ...
 
 
-class OurGame(Game):
-    """A two-seat Pig 10 table of ours (opened and seated as `bench/http_moves.py` does)."""
+class OurGame:
+    """A two-seat Pig 10 table of ours, opened and seated as `bench/http_moves.py` does."""
 
     def __init__(self, client: Client, rng: random.Random) -> None:
-        super().__init__(client)
         self.client, self.rng = client, rng
+        self.table = Game(client)
         self.pile: list[dict[str, int]] = []  # a fresh table's
         self.value = 0
+        self.finished = False
 
-    def move(self) -> str | None:  # type: ignore[override]
-        seat = self.to_act[0]
-        card, mode = self.rng.choice(legal_moves(self.hands[seat], self.pile, self.value))
-        status, answer = self.client.call(
-            "POST",
-            f"{self.path}/moves",
-            {"move": {"card": card, "mode": mode}, "expected_version": self.version},
-            self.tokens[seat],
-        )
+    def move(self) -> tuple[float, float]:
+        table = self.table
+        seat = table.to_act[0]
+        card, mode = self.rng.choice(legal_moves(table.hands[seat], self.pile, self.value))
+        body = {"move": {"card": card, "mode": mode}, "expected_version": table.version}
+        began = time.perf_counter()
+        status, answer = self.client.call("POST", f"{table.path}/moves", body, table.tokens[seat])
+        ended = time.perf_counter()
         if status != 200:
-            return f"HTTP {status} {answer.get('type', '') if isinstance(answer, dict) else ''}"
-        table = answer["table"]
-        self.hands[seat] = table["state"]["hand"]
-        self.pile, self.value = table["state"]["pile"], table["state"]["pile_value"]
-        self.version, self.to_act = answer["version"], table["to_act"]
-        self.finished = table["status"] == "finished"
-        return None
+            raise Refused(describe(status, answer))
+        shown = answer["table"]
+        table.hands[seat] = shown["state"]["hand"]
+        self.pile, self.value = shown["state"]["pile"], shown["state"]["pile_value"]
+        table.version, table.to_act = answer["version"], shown["to_act"]
+        self.finished = shown["status"] == "finished"
+        return began, ended
 
 
 class PeerSeat:
@@ -193,16 +203,20 @@ class PeerGame:
         self.latest = seats[0].shown(0)
         self.finished = False
 
-    def move(self) -> str | None:
+    def move(self) -> tuple[float, float]:
         seat = self.seats[int(self.latest["ctx"]["currentPlayer"])]
-        view = seat.shown(self.latest["_stateID"])["G"]
-        seat.send(self.rng.choice(legal_moves(view["hand"], view["pile"], view["value"])))
-        state = seat.shown(self.latest["_stateID"] + 1)
-        if state["_stateID"] != self.latest["_stateID"] + 1:
-            return f"state {self.latest['_stateID']} moved to {state['_stateID']}"
+        before = self.latest["_stateID"]
+        view = seat.shown(before)["G"]  # the seat to act has been shown the state
+        move = self.rng.choice(legal_moves(view["hand"], view["pile"], view["value"]))
+        began = time.perf_counter()
+        seat.send(move)
+        state = seat.shown(before + 1)
+        ended = time.perf_counter()
+        if state["_stateID"] != before + 1:
+            raise Refused(f"state {before} moved to {state['_stateID']}")
         self.latest = state
         self.finished = state["ctx"].get("gameover") is not None
-        return None
+        return began, ended
 
 
 def play(
@@ -220,16 +234,15 @@ def play(
             if game is None or game.finished:
                 game = new_game()
                 tally.games += 1
-            began = time.perf_counter()
             try:
-                failure = game.move()
-            except (http.client.HTTPException, OSError, socketio.exceptions.SocketIOError) as error:
-                failure = type(error).__name__
-            ended = time.perf_counter()
-            if failure is not None:
-                tally.errors[failure] += 1
+                began, ended = game.move()
+            except (Refused, *LOST) as error:
+                tally.errors[
+                    str(error) if isinstance(error, Refused) else type(error).__name__
+                ] += 1
                 game = None  # start over on a fresh table rather than guess the state
-            elif window.counts(began, ended):
+                continue
+            if window.counts(began, ended):
                 tally.latencies.append(ended - began)
     except Exception as error:  # a failed setup: report it with the figures
         tally.errors[f"{type(error).__name__}: {error}"] += 1
@@ -316,7 +329,14 @@ def main() -> None:
     options.add_argument(
         "--warmup", type=float, default=1.0, help="unmeasured seconds per round (default 1)"
     )
+    options.add_argument(
+        "--settle",
+        type=float,
+        default=10.0,
+        help="unmeasured seconds per side before the rounds (default 10)",
+    )
     args = options.parse_args()
+    settle: float = 0.0 if args.smoke else args.settle
     games: int = 2 if args.smoke else args.games
     seconds: float = 1.0 if args.smoke else args.seconds
     rounds: int = 1 if args.smoke else args.rounds
@@ -343,14 +363,20 @@ def main() -> None:
             with closing(Client(peer_port)) as client:
                 play(lambda: PeerGame(client, peer_seats[i], rngs[i]), window, tally, ready)
 
+        # First each side plays unmeasured for a while: node's compiler takes some 10,000 moves
+        # to settle the peer's CPU per move (a quarter lower than after the first thousand).
+        for worker, meter in ((our_worker, our_meter), (peer_worker, peer_meter)):
+            if settle:
+                run(games, Window(settle, 0.0), worker, meter)
         our_rounds, peer_rounds = [], []
         for _ in range(rounds):  # alternating, so a slower spell of the machine hits both
             window = seconds / rounds
             our_rounds.append(run(games, Window(warmup, window), our_worker, our_meter))
             peer_rounds.append(run(games, Window(warmup, window), peer_worker, peer_meter))
     report(
-        f"Pig 10, two seats, {games} games at once, {rounds} alternating round(s) per side of "
-        f"{warmup:g} s warm-up + {seconds / rounds:g} s measured; {measured_at}",
+        f"Pig 10, two seats, {games} games at once, {settle:g} s unmeasured per side, then "
+        f"{rounds} alternating round(s) per side of {warmup:g} s warm-up + {seconds / rounds:g} s "
+        f"measured; {measured_at}",
         seconds,
         our_rounds,
         peer_rounds,
