@@ -363,8 +363,8 @@ def main() -> None:
             with closing(Client(peer_port)) as client:
                 play(lambda: PeerGame(client, peer_seats[i], rngs[i]), window, tally, ready)
 
-        # First each side plays unmeasured for a while: node's compiler takes some 10,000 moves
-        # to settle the peer's CPU per move (a quarter lower than after the first thousand).
+        # First each side plays unmeasured for a while: the peer's CPU per move falls by a
+        # quarter over its first 10,000 or so moves (V8 compiling its hot paths, most likely).
         for worker, meter in ((our_worker, our_meter), (peer_worker, peer_meter)):
             if settle:
                 run(games, Window(settle, 0.0), worker, meter)
