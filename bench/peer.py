@@ -5,7 +5,8 @@ each run (`bench/peer/package.json`; `npm` and `node` must be on the PATH, else 
 with an error) and serving `bench/peer/pig10.js`, Pig 10 with our rules as a boardgame.io game,
 from boardgame.io's own `Server` with its default in-memory storage, in production mode. Ours is
 the Procfile's `web` line on a fresh redis-server with AOF (`appendfsync everysec`), started as
-`bench/load.py` starts them (no RQ worker: nobody plays a bot).
+`bench/load.py` starts them (no RQ worker: nobody plays a bot; the per-address rate limits
+raised, as every client comes from one address). `--redis-url` is not used.
 
 One load client drives both: a fixed number of threads, each playing whole two-seat games one
 after another, both seats its own, each move chosen at random from the seat's legal moves (the
