@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -255,6 +255,12 @@ class Cpu:
         return Cpu(self.client + other.client, self.server + other.server, self.redis + other.redis)
 
 
+class Meter(Protocol):
+    """Where `run` reads the CPU used so far."""
+
+    def read(self) -> Cpu: ...
+
+
 class CpuMeter:
     """Reads CPU time from /proc (Linux) and Redis `INFO cpu`; NaN where it cannot."""
 
@@ -300,7 +306,7 @@ def run(
     clients: int,
     window: Window,
     work: Worker,
-    meter: CpuMeter,
+    meter: Meter,
     at_edges: Callable[[], None] = lambda: None,
 ) -> tuple[list[Tally], Cpu]:
     """Run `clients` threads of `work`; the window opens once all of them are set up.
