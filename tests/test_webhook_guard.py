@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import replace
@@ -20,7 +21,8 @@ from events.envelope import START
 from service.config import Config
 from tests.live import TEST_REDIS_URL
 from tests.test_bots import FULL_SPEED, WebhookBot, drain, serving, webhook_table
-from workers.webhook import AddressGuard
+from workers.webhook import UNANSWERED as UNANSWERED_REASON
+from workers.webhook import AddressGuard, WebhookClient, WebhookFailed
 
 DEPLOYED = replace(FULL_SPEED, redis_url=TEST_REDIS_URL, webhook_timeout_seconds=0.5)
 """A deployment's settings (a Redis URL: not embedded), with short webhook calls."""
@@ -190,6 +192,30 @@ def test_every_failed_call_gives_the_same_reason(
         "no such name": played(allowed, "http://no-such-host.invalid/"),
     }
     assert reasons == dict.fromkeys(reasons, UNANSWERED)
+
+
+def test_a_name_server_that_never_answers_fails_the_call_at_its_deadline(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The resolver takes no timeout of its own: a lookup that hangs (here, until the test ends)
+    must not hold the turn past the call's deadline."""
+    hung = threading.Event()
+    resolve = socket.getaddrinfo
+
+    def hanging(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host == "hangs.example":
+            hung.wait(60)
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    client = WebhookClient(0.2, AddressGuard.of(["hangs.example"]))
+    try:
+        with pytest.raises(WebhookFailed) as failed:
+            client.ask("http://hangs.example/", {"table": "t"}, None)
+    finally:
+        hung.set()
+    assert failed.value.reason == UNANSWERED_REASON
+    assert failed.value.detail == "no answer within 0.2 s", "given up, not answered by the lookup"
 
 
 # -- over HTTP ------------------------------------------------------------------------------------

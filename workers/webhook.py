@@ -12,6 +12,7 @@ import json
 import logging
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterable, Mapping
@@ -97,9 +98,10 @@ class AddressGuard:
             return True
         return all(is_public(inner) for inner in embedded_addresses(address))
 
-    def resolve(self, host: str, port: int) -> list[tuple[Any, ...]]:
-        """`getaddrinfo` for `host`, every address checked: all of them allowed, or none."""
-        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    def resolve(self, host: str, port: int, timeout: float | None = None) -> list[tuple[Any, ...]]:
+        """`getaddrinfo` for `host` (given up after `timeout` seconds), every address checked:
+        all of them allowed, or none."""
+        found = lookup(host, port, timeout)
         if host_key(host) in self.hosts:
             return found
         for _, _, _, _, sockaddr in found:
@@ -116,7 +118,7 @@ class AddressGuard:
         as http.client calls it."""
         host, port = address
         error: OSError = OSError(f"{host} has no address")
-        for family, kind, proto, _, sockaddr in self.resolve(host, port):
+        for family, kind, proto, _, sockaddr in self.resolve(host, port, timeout):
             sock = socket.socket(family, kind, proto)
             try:
                 sock.settimeout(timeout)
@@ -129,6 +131,31 @@ class AddressGuard:
                 continue
             return sock
         raise error
+
+
+def lookup(host: str, port: int, timeout: float | None) -> list[tuple[Any, ...]]:
+    """`socket.getaddrinfo` for a stream socket, given up after `timeout` seconds (None: never).
+
+    The resolver takes no timeout and may wait on a slow name server far past a webhook's
+    deadline; so it asks on a thread of its own, which is left to finish by itself if late."""
+    if timeout is None:
+        return socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    answer: list[list[tuple[Any, ...]] | OSError] = []
+
+    def ask() -> None:
+        try:
+            answer.append(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
+        except OSError as error:
+            answer.append(error)
+
+    asking = threading.Thread(target=ask, name=f"lookup {host}", daemon=True)
+    asking.start()
+    asking.join(timeout)
+    if not answer:
+        raise TimeoutError(f"{host} was not resolved within {timeout:.3g} s")
+    if isinstance(found := answer[0], OSError):
+        raise found
+    return found
 
 
 def host_key(host: str) -> str:
