@@ -12,6 +12,9 @@ format), never to make a failing verification pass. When a game's rules version 
 old file stays (it must be refused by name) and a game under the new rules is added beside it as
 `<game>-rules<version>.json` (copied from a run of this script into a scratch folder).
 
+`pig10-envelope3.json` is this script's Pig 10 after envelope 3 (seat 0's token hash committed
+to, not exported; `events.envelope.SEALED`), copied from a run into a scratch folder.
+
 `legacy-pig10.json` is a game played by the code before generators were named (commit 3f26df4:
 `GameCreated` v1, dealt with `python-random`); its stored events, a JSON list, were bundled with
 

@@ -34,7 +34,9 @@ GAMES = REGISTRY.ids()
 CURRENT = ["wobble-rules2", "krumme10-rules2"]
 """Games of the games whose rules version was raised, played under their current rules (the
 first golden log of each, at rules version 1, must now be refused by name)."""
-BUNDLES = [*GAMES, "legacy-pig10", *CURRENT]
+SEALED = ["pig10-envelope3"]
+"""Games whose seats' token hashes were sealed in envelope 3: committed to, not exported."""
+BUNDLES = [*GAMES, "legacy-pig10", *CURRENT, *SEALED]
 FORGER = Signer.generate()
 
 
@@ -119,6 +121,16 @@ def test_a_tampered_golden_log_fails_for_its_reason(name: str, tamper: str) -> N
     assert report.first is not None, f"{tamper} went unnoticed"
     assert report.first.check == reason, report.text()
     assert f"NOT VERIFIED: {reason}: " in report.text()
+
+
+@pytest.mark.parametrize("name", SEALED)
+def test_a_sealed_golden_log_holds_commitments_where_seats_hold_tokens(name: str) -> None:
+    seats = [event for event in golden(name)["events"] if event["type"] == "table.SeatTaken"]
+    tokens = [event["data"]["token_sha256"] for event in seats if event.get("envelope") == 3]
+    assert tokens, "a seat taken by a person is sealed"
+    assert all(set(token) == {"sha256"} for token in tokens)
+    bots = [event for event in seats if event.get("envelope") != 3]
+    assert all(event["data"]["token_sha256"] is None for event in bots)
 
 
 def test_the_reasons_say_what_broke() -> None:
