@@ -26,6 +26,7 @@ import gevent.monkey
 import redis
 from flask import Flask
 from gunicorn.app.base import BaseApplication
+from redis.cluster import RedisCluster
 
 from domain.catalogue import BotCatalogue, default_catalogue
 from domain.registry import GameRegistry
@@ -123,6 +124,7 @@ def build(
         TableCache(config.cache_size),
         snapshots := SnapshotStore(redis_client, registry, config.snapshot_every, metrics),
     )
+    shared = queue_client is None or queue_client is redis_client
     queue_client = queue_client or redis_client
     turns = TurnQueue(
         queue_client,
@@ -131,6 +133,8 @@ def build(
         job_timeout_seconds=config.webhook_timeout_seconds + 5,
         open_table_seconds=config.open_table_seconds,
         wake=wake,
+        # One server holds the games and the queue: an append marks its table for the sweep.
+        marks_with_appends=shared and not isinstance(redis_client, RedisCluster),
     )
     index = TableIndex(redis_client)
     quotas = Quotas(redis_client, repository.store, config.max_open_tables, config.max_bot_tables)

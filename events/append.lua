@@ -4,7 +4,10 @@
 -- ARGV[3]  idempotency key ('' = none) ARGV[4]  receipt stored under that key
 -- ARGV[5]  seconds the game's receipts live from now on ('0' = as they are): given when
 --          the append ends the game, so receipts expire while the log itself never does
--- ARGV[6..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
+-- KEYS[3]  (only with a mark) a sorted set the append marks the game in
+-- ARGV[6]  the member the append adds to KEYS[3] unless it is there ('' = no mark)
+-- ARGV[7]  that member's score
+-- ARGV[8..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- The receipt is checked before the version: a request repeating a key whose first request
 -- landed meanwhile gets that request's receipt, not a conflict.
 -- Returns {'ok', version} | {'duplicate', receipt} | {'conflict', version, head hash}: a
@@ -33,11 +36,14 @@ if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
   return {'conflict', tostring(version), head}
 end
 
-local count = (#ARGV - 5) / 2
+local count = (#ARGV - 7) / 2
 for i = 0, count - 1 do
   -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
   redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
-    'e', ARGV[6 + 2 * i], 'h', ARGV[7 + 2 * i])
+    'e', ARGV[8 + 2 * i], 'h', ARGV[9 + 2 * i])
+end
+if ARGV[6] ~= '' then
+  redis.call('ZADD', KEYS[3], 'NX', ARGV[7], ARGV[6])
 end
 if key ~= '' then
   redis.call('HSET', KEYS[2], key, ARGV[4])
@@ -50,8 +56,8 @@ end
 -- the stream: '<first version>' then ':<length>:<stored event><hash>' for each (events/news.py).
 local news = {tostring(version + 1)}
 for i = 0, count - 1 do
-  local stored = ARGV[6 + 2 * i]
-  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[7 + 2 * i]
+  local stored = ARGV[8 + 2 * i]
+  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[9 + 2 * i]
 end
 redis.call('PUBLISH', KEYS[1], table.concat(news))
 return {'ok', tostring(version + count)}

@@ -25,7 +25,7 @@ from datetime import datetime
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
 from events.snapshots import SnapshotStore
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, Mark
 
 LOG = logging.getLogger(__name__)
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -222,8 +222,10 @@ class TableRepository:
         idempotency: str | None = None,
         receipt: str = "",
         receipts_ttl: int = 0,
+        mark: Mark | None = None,
     ) -> Appended | AlreadyAppended:
-        """Append `records` (sealed on the table's head) and cache `after`, the table they make.
+        """Append `records` (sealed on the table's head) and cache `after`, the table they make;
+        an append that lands writes `mark` too.
 
         Raises `ConcurrencyConflict` if the table moved on since they were decided; if the
         stream stands behind or beside the cached table, the cache forgets it."""
@@ -234,6 +236,7 @@ class TableRepository:
                 idempotency=idempotency,
                 receipt=receipt,
                 receipts_ttl=receipts_ttl,
+                mark=mark,
             )
         except ConcurrencyConflict as conflict:
             cached = self.cache.get(table_id)

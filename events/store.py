@@ -76,6 +76,18 @@ class Appended:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """What an append that lands also writes: `member` in the sorted set `key` at `score`,
+    unless it is there already. `key` must be where the game's stream is (on a cluster, in
+    its hash slot): the turn queue marks a table for the workers' sweep this way when it
+    shares the games' Redis, in the append's own round trip."""
+
+    key: str
+    member: str
+    score: float
+
+
+@dataclass(frozen=True)
 class AlreadyAppended:
     """The idempotency key was used before: nothing was written; `receipt` is what it stored."""
 
@@ -114,12 +126,14 @@ class EventStore:
         idempotency: str | None = None,
         receipt: str = "",
         receipts_ttl: int = 0,
+        mark: Mark | None = None,
     ) -> Appended | AlreadyAppended:
         """Append all of `events` or none: only if the stream is at `expected`.
 
         With an `idempotency` key that was used before on this game, nothing is written and the
         receipt stored with the first append is returned instead. A `receipts_ttl` (seconds)
-        makes all of the game's receipts expire that long after this append.
+        makes all of the game's receipts expire that long after this append. An append that
+        lands writes its `mark` too.
         """
         return self.append_sealed(
             game_id,
@@ -127,6 +141,7 @@ class EventStore:
             idempotency=idempotency,
             receipt=receipt,
             receipts_ttl=receipts_ttl,
+            mark=mark,
         )
 
     def append_sealed(
@@ -137,37 +152,42 @@ class EventStore:
         idempotency: str | None = None,
         receipt: str = "",
         receipts_ttl: int = 0,
+        mark: Mark | None = None,
     ) -> Appended | AlreadyAppended:
-        """`append` for records already numbered and chained by `seal` (onto their first `prev`)."""
+        """`append` for records already numbered and chained by `seal` (onto their first `prev`).
+        With a `mark`, the append that lands also writes it, in the same script."""
         if not records:
             raise ValueError("an append needs at least one event")
         expected = Position(records[0].seq - 1, records[0].prev)
-        args: list[str | bytes | int] = [
+        keys = [stream_key(game_id), idempotency_key(game_id)]
+        args: list[str | bytes | int | float] = [
             expected.version,
             expected.head,
             idempotency or "",
             receipt,
             receipts_ttl,
+            "" if mark is None else mark.member,
+            0 if mark is None else mark.score,
         ]
+        if mark is not None:
+            keys.append(mark.key)
         for record in records:
             args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
-        outcome, value, *head = self._run_append(
-            [stream_key(game_id), idempotency_key(game_id), *args]
-        )
+        outcome, value, *head = self._run_append(keys, args)
         if outcome == b"ok":
             return Appended(list(records))
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
         raise ConcurrencyConflict(expected.version, int(value), head[0].decode())
 
-    def _run_append(self, keys_and_args: list[str | bytes | int]) -> list[bytes]:
+    def _run_append(self, keys: list[str], args: list[str | bytes | int | float]) -> list[bytes]:
         # EVALSHA straight away (redis-py's Script wrapper costs more than the script's own work);
         # the script is loaded only when the server does not know it yet.
         try:
-            reply = self._redis.evalsha(self._append_sha, 2, *keys_and_args)
+            reply = self._redis.evalsha(self._append_sha, len(keys), *keys, *args)
         except NoScriptError:
             self._redis.script_load(APPEND_SCRIPT)
-            reply = self._redis.evalsha(self._append_sha, 2, *keys_and_args)
+            reply = self._redis.evalsha(self._append_sha, len(keys), *keys, *args)
         return list(reply)
 
     def receipt(self, game_id: str, idempotency: str) -> str | None:

@@ -42,7 +42,7 @@ from events.index import TableIndex
 from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
 from events.snapshots import KeptAnswers
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, Mark
 from service import bundle
 from service.audit import audit
 from service.signing import Signer
@@ -174,9 +174,10 @@ class Scheduled(Protocol):
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
-    def expect(self, table: Table) -> None:
+    def expect(self, table: Table) -> Mark | None:
         """Before `table` is appended: have the sweep look at it soon, in case `schedule`
-        never runs or fails after the append."""
+        never runs or fails after the append; the mark for the append to write, if it is
+        the append's to write."""
         ...
 
     def schedule(self, table: Table, *, keep: bool = False) -> Scheduled: ...
@@ -526,8 +527,7 @@ class TableCommands:
         append that ends the game sets its receipts to expire; its log never does. `expected`:
         the sweep will look at the table anyway (`Turns.expect` is not needed)."""
         table = pending.after.table
-        if self.turns is not None and not expected:
-            self.turns.expect(table)
+        mark = self.turns.expect(table) if self.turns is not None and not expected else None
         ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(
             table_id,
@@ -536,6 +536,7 @@ class TableCommands:
             idempotency=idempotency,
             receipt=receipt,
             receipts_ttl=self.receipts_ttl_seconds if ends else 0,
+            mark=mark,
         )
         scheduled = None
         if isinstance(outcome, Appended) and self.turns is not None:

@@ -31,6 +31,7 @@ from domain.rules import JSON, Event
 from domain.table import MOVE_SUBSTITUTED, SEAT_TAKEN, Status, Table, Tables
 from events.envelope import START
 from events.snapshots import kept_key, snapshots_key
+from events.store import Mark
 from service.config import Config
 from service.tables import BotSeat, token_hash
 from service.verifier import verify
@@ -198,8 +199,8 @@ class GoneAfterAppend:
     def __init__(self, turns: TurnQueue) -> None:
         self.turns = turns
 
-    def expect(self, table: Table) -> None:
-        self.turns.expect(table)
+    def expect(self, table: Table) -> Mark | None:
+        return self.turns.expect(table)
 
     def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
         raise redis.ConnectionError("Redis went away after the append")
@@ -231,6 +232,24 @@ def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
     assert runtime.turns.sweep(service.queries) == [job_id(table_id, version, 1)]
     drain(runtime)
     assert service.repository.load(table_id).table.version > version, "the bot played its turn"
+
+
+def test_on_the_games_own_redis_the_append_writes_the_sweeps_mark(runtime: Services) -> None:
+    """One round trip for both: `expect` leaves the mark to the append, which writes it only
+    if it lands (the sweep test above shows the mark found after an append)."""
+    bots = [BotSeat(seat, "random") for seat in range(2)]
+    table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+    table = runtime.repository.load(table_id).table
+    runtime.turns.redis.delete(WAITING)
+    mark = runtime.turns.expect(table)
+    assert mark is not None
+    assert (mark.key, mark.member) == (WAITING, table_id)
+    assert runtime.turns.redis.zscore(WAITING, table_id) is None, "nothing written before it"
+    apart = TurnQueue(
+        runtime.turns.redis, runtime.turns.queue, runtime.repository.tables, job_timeout_seconds=5
+    )
+    assert apart.expect(table) is None, "on a queue Redis of its own, it marks the table itself"
+    assert runtime.turns.redis.zscore(WAITING, table_id) is not None
 
 
 def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Services) -> None:

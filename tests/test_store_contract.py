@@ -29,7 +29,14 @@ from events.envelope import (
 )
 from events.packing import unpack
 from events.secrets import SeedVault, seed_key
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, stream_key
+from events.store import (
+    AlreadyAppended,
+    Appended,
+    ConcurrencyConflict,
+    EventStore,
+    Mark,
+    stream_key,
+)
 from events.upcasting import Upcasters
 from service.audit import default_upcasters
 from tests.conftest import redis_named
@@ -393,6 +400,19 @@ def test_reading_a_tampered_stream_raises(
     assert json.loads(unchecked[seq - 1].raw) == {
         k: v for k, v in changed.items() if k not in ("hash", "seq", "prev")
     }
+
+
+def test_an_append_that_lands_writes_its_mark_and_a_refused_one_does_not(
+    any_redis: Client, store: EventStore
+) -> None:
+    marks = f"game:{{{GAME}}}:marks"  # where the stream is: on a cluster, in its hash slot
+    head = add(store, 2, mark=Mark(marks, "first", 10))
+    assert any_redis.zscore(marks, "first") == 10
+    add(store, 1, after=head, mark=Mark(marks, "first", 99))
+    assert any_redis.zscore(marks, "first") == 10, "a mark there already keeps its score"
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, head, counted(1, 9), META, mark=Mark(marks, "refused", 1))
+    assert any_redis.zscore(marks, "refused") is None, "nothing written"
 
 
 # --- private values -----------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from rq.job import Job
 from rq.serializers import JSONSerializer
 
 from domain.table import Status, Table, Tables
+from events.store import Mark
 from telemetry.logs import job_meta
 
 QUEUE = "bots"
@@ -118,6 +119,7 @@ class TurnQueue:
         open_table_seconds: float = 24 * 3600.0,
         clock: Callable[[], float] = time.time,
         wake: Callable[[], None] = lambda: None,
+        marks_with_appends: bool = False,
     ) -> None:
         self.redis = redis
         self.queue = queue
@@ -128,14 +130,22 @@ class TurnQueue:
         self.open_table = timedelta(seconds=open_table_seconds)
         self.clock = clock
         self.wake = wake
+        # The queue shares one Redis server with the games: the appends write the sweep's marks.
+        self.marks_with_appends = marks_with_appends
 
-    def expect(self, table: Table) -> None:
+    def expect(self, table: Table) -> Mark | None:
         """Before a change to `table` is appended: unless the table waits already, have the
         sweep look at it once a claim's time has passed. So if `schedule` fails after the
         append, or its process dies, the turns, timeouts and expiry it should have queued are
-        queued all the same. A table with nothing to schedule costs no round trip."""
-        if self._outstanding(table):
-            self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+        queued all the same. On the games' own Redis (`marks_with_appends`) the mark is
+        returned for the append to write, in its round trip and only if it lands; else it is
+        written here. A table with nothing to schedule is not marked."""
+        if not self._outstanding(table):
+            return None
+        if self.marks_with_appends:
+            return Mark(WAITING, table.id, self._due())
+        self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+        return None
 
     def _outstanding(self, table: Table) -> bool:
         """Whether `schedule` may have something to queue for `table`: a bot's turn, a
