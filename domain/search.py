@@ -17,9 +17,9 @@ better by more than the noise of its estimate. So a small budget plays at least 
 heuristic, and a larger one finds where the heuristic is wrong. A game may declare a planner,
 slower and stronger than its heuristic: its move then takes the heuristic's place at the root.
 
-A game may ask instead for paired playouts at the root (`SearchBot.compare`): no tree, a
-shortlist of moves played out in the same worlds with the same seeds, the heuristic's move left
-only for one whose paired edge exceeds the noise.
+A game (or a level: `hard`, in every game) may ask instead for paired playouts at the root
+(`SearchBot.compare`): no tree, a shortlist of moves played out in the same worlds with the same
+seeds, the heuristic's move left only for one whose paired edge exceeds the noise.
 """
 
 from __future__ import annotations
@@ -58,12 +58,16 @@ class Budget:
     """How many standard errors better a move must look than the heuristic's to be played."""
     widening: float = 1.0
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
+    paired: bool = False
+    """Compare the root's moves by paired playouts in every game, not only where the game's
+    tuning asks for them: a few hundred playouts spent on the root's moves alone tell them
+    apart better than a tree spreading them over later moves too."""
 
 
 LEVELS: dict[str, Budget] = {
     "easy": Budget(iterations=16, seconds=0.03, horizon=2),
     "medium": Budget(iterations=48, seconds=0.1, horizon=4),
-    "hard": Budget(iterations=400, seconds=1.0, horizon=10),
+    "hard": Budget(iterations=144, seconds=0.3, horizon=4, paired=True),
 }
 
 
@@ -105,7 +109,7 @@ class SearchBot:
     def choose(self, turn: Turn, rng: Random) -> JSON:
         if len(turn.moves) == 1:
             return turn.moves[0]
-        if self._game(turn).search.paired:
+        if self.budget.paired or self._game(turn).search.paired:
             return self.compare(turn, rng)
         opening = self._opening(turn, rng)
         root = Node(turn.seat, None)
