@@ -60,8 +60,8 @@ class Budget:
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
     paired: bool = False
     """Compare the root's moves by paired playouts in every game, not only where the game's
-    tuning asks for them: a few hundred playouts spent on the root's moves alone tell them
-    apart better than a tree spreading them over later moves too."""
+    tuning asks for them: playouts spent on the root's moves alone tell them apart better than
+    a tree spreading them over later moves too, once there are more than a few dozen."""
 
 
 LEVELS: dict[str, Budget] = {

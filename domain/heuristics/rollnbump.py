@@ -392,8 +392,8 @@ def roll_outcomes(count: int) -> tuple[tuple[Dice, float], ...]:
 
 
 def planned_keep(table: Table) -> tuple[float, Dice | None]:
-    """The dice to keep for the next roll that promise most, and what they promise; None when
-    stopping now promises more.
+    """The dice to keep for the next roll that promise most, and what they promise (None: no
+    dice to roll). Whether that beats stopping is the caller's to judge.
 
     Expectimax over the rest of the turn: every keep, every roll of the other dice and every
     later keep, each set of dice at the end placed by `best_plan`. Unlike `reroll` it keeps
