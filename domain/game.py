@@ -38,13 +38,18 @@ class SearchTuning:
 @dataclass(frozen=True)
 class Game:
     """One hostable game: its rules, the heuristic bots play it by (None: the heuristic bot
-    does not play it, and search's playouts move at random), its search tuning and the moves
-    search compares (None: every legal move)."""
+    does not play it, and search's playouts move at random), its search tuning, the moves
+    search compares (None: every legal move) and the planner whose move search starts from
+    (None: the heuristic's)."""
 
     rules: Rules[Any]
     heuristic: Heuristic | None = None
     search: SearchTuning = field(default_factory=SearchTuning)
     shortlist: Shortlist | None = None
+    planner: Heuristic | None = None
+    """A slower, stronger policy than the heuristic, from the seat's view alone: search plays
+    its move at the root where it would play the heuristic's, and leaves it only for a move its
+    playouts show better. Too slow to move in every playout, where the heuristic still does."""
 
     @property
     def id(self) -> str:

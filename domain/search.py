@@ -14,11 +14,12 @@ plays like a sensible player says more about a move than one that plays at rando
 The heuristic also steers the tree: each node tries the heuristic's move first and widens to
 other moves as its visits grow, and the bot leaves the heuristic's move only for one that looks
 better by more than the noise of its estimate. So a small budget plays at least as well as the
-heuristic, and a larger one finds where the heuristic is wrong.
+heuristic, and a larger one finds where the heuristic is wrong. A game may declare a planner,
+slower and stronger than its heuristic: its move then takes the heuristic's place at the root.
 
-A game may ask instead for paired playouts at the root (`SearchBot.compare`): no tree, a
-shortlist of moves played out in the same worlds with the same seeds, the heuristic's move left
-only for one whose paired edge exceeds the noise.
+A game (or a level: `hard`, in every game) may ask instead for paired playouts at the root
+(`SearchBot.compare`): no tree, a shortlist of moves played out in the same worlds with the same
+seeds, the heuristic's move left only for one whose paired edge exceeds the noise.
 """
 
 from __future__ import annotations
@@ -57,12 +58,16 @@ class Budget:
     """How many standard errors better a move must look than the heuristic's to be played."""
     widening: float = 1.0
     """A node with n visits has at most ceil(widening * sqrt(n + 1)) children."""
+    paired: bool = False
+    """Compare the root's moves by paired playouts in every game, not only where the game's
+    tuning asks for them: playouts spent on the root's moves alone tell them apart better than
+    a tree spreading them over later moves too, once there are more than a few dozen."""
 
 
 LEVELS: dict[str, Budget] = {
     "easy": Budget(iterations=16, seconds=0.03, horizon=2),
     "medium": Budget(iterations=48, seconds=0.1, horizon=4),
-    "hard": Budget(iterations=400, seconds=1.0, horizon=10),
+    "hard": Budget(iterations=144, seconds=0.3, horizon=4, paired=True),
 }
 
 
@@ -104,18 +109,19 @@ class SearchBot:
     def choose(self, turn: Turn, rng: Random) -> JSON:
         if len(turn.moves) == 1:
             return turn.moves[0]
-        if self._game(turn).search.paired:
+        if self.budget.paired or self._game(turn).search.paired:
             return self.compare(turn, rng)
+        opening = self._opening(turn, rng)
         root = Node(turn.seat, None)
         deadline = self.clock() + self.budget.seconds
         for iteration in range(self.budget.iterations):
             if iteration and self.clock() > deadline:
                 break
             state = turn.rules.sample(turn.players, turn.options, turn.view, turn.seat, rng)
-            self._iterate(turn, root, state, rng)
+            self._iterate(turn, root, opening, state, rng)
         best = max(root.children.values(), key=lambda child: child.visits)
-        # The first child is the heuristic's move. Leave it only for a move whose edge over it
-        # is larger than the noise of the estimates: a game of dice makes small samples lie.
+        # The first child is the opening move. Leave it only for a move whose edge over it is
+        # larger than the noise of the estimates: a game of dice makes small samples lie.
         first = next(iter(root.children.values()))
         margin = best.mean() - first.mean()
         spread = math.hypot(best.standard_error(), first.standard_error())
@@ -136,7 +142,7 @@ class SearchBot:
         if game.shortlist is not None:
             moves = list(game.shortlist(turn, rng))
         else:
-            first = rng.choice(turn.moves) if game.heuristic is None else game.heuristic(turn, rng)
+            first = self._opening(turn, rng)
             moves = [first, *(move for move in turn.moves if move != first)]
         if len(moves) == 1:
             return moves[0]
@@ -175,7 +181,14 @@ class SearchBot:
         state = play(turn.rules, world, turn.seat, move, rng)
         return self._playout(turn, state, turn.seat, rng)[turn.seat]
 
-    def _iterate(self, turn: Turn, root: Node, state: Any, rng: Random) -> None:
+    def _opening(self, turn: Turn, rng: Random) -> JSON:
+        """The move search starts from at the root: the game's planner's, else its heuristic's,
+        else a random one."""
+        game = self._game(turn)
+        policy = game.planner or game.heuristic
+        return rng.choice(turn.moves) if policy is None else policy(turn, rng)
+
+    def _iterate(self, turn: Turn, root: Node, opening: JSON, state: Any, rng: Random) -> None:
         rules = turn.rules
         path: list[Node] = [root]
         node = root
@@ -183,9 +196,14 @@ class SearchBot:
         while not expanded and rules.result(state) is None:
             # The root decides only this seat's move; below it the world picks who acts when
             # several may (a reaction races the next turn), as it is out of this seat's hands.
-            seat = turn.seat if node is root else rng.choice(sorted(rules.may_act(state)))
-            moves = turn.moves if node is root else rules.legal_moves(state, seat)
-            node, expanded = self._select(turn, node, state, seat, moves, rng=rng)
+            if node is root:
+                seat, moves, preferred = turn.seat, turn.moves, opening
+            else:
+                seat = rng.choice(sorted(rules.may_act(state)))
+                moves, preferred = rules.legal_moves(state, seat), None
+            node, expanded = self._select(
+                turn, node, state, seat, moves, preferred=preferred, rng=rng
+            )
             path.append(node)
             state = play(rules, state, seat, node.move, rng)
         values = self._playout(turn, state, node.seat, rng)
@@ -196,14 +214,22 @@ class SearchBot:
             visited.squares += value * value
 
     def _select(
-        self, turn: Turn, node: Node, state: Any, seat: int, moves: Sequence[JSON], *, rng: Random
+        self,
+        turn: Turn,
+        node: Node,
+        state: Any,
+        seat: int,
+        moves: Sequence[JSON],
+        *,
+        preferred: JSON | None,
+        rng: Random,
     ) -> tuple[Node, bool]:
         """The child to descend into, and whether it is new.
 
         Progressive widening: a node tries a new move only while it has fewer children than
-        the square root of its visits allows, the heuristic's move first, so that a small
-        budget is spent on a few sensible moves rather than one look at each of fifty. Past
-        that, the available child with the best upper confidence bound."""
+        the square root of its visits allows, `preferred` first (None: the heuristic's move),
+        so that a small budget is spent on a few sensible moves rather than one look at each
+        of fifty. Past that, the available child with the best upper confidence bound."""
         available = []
         untried = {}
         for move in moves:
@@ -216,7 +242,8 @@ class SearchBot:
                 available.append(child)
         widest = math.ceil(self.budget.widening * math.sqrt(node.visits + 1))
         if untried and (not available or len(node.children) < widest):
-            preferred = self._preferred(turn, state, seat, moves, rng)
+            if preferred is None:
+                preferred = self._preferred(turn, state, seat, moves, rng)
             key = (seat, repr(preferred))
             if key not in untried:
                 key = rng.choice(list(untried))

@@ -172,6 +172,27 @@ def test_a_games_declared_doubt_keeps_search_on_its_heuristics_move(paired: bool
         assert bot.choose(turn, Random(index)) == declared.heuristic(turn, Random(index))
 
 
+@pytest.mark.parametrize("paired", [False, True], ids=["tree", "paired"])
+def test_search_starts_from_a_declared_planners_move(paired: bool) -> None:
+    """A game's planner, where it declares one, gives the move search keeps unless its
+    playouts show a better one: with infinite doubt search plays the planner's move, not the
+    heuristic's."""
+    declared = REGISTRY.game("sprint")
+    assert declared.heuristic is not None
+    planned = replace(
+        declared,
+        planner=lambda turn, rng: turn.moves[-1],
+        search=SearchTuning(doubt=math.inf, paired=paired),
+    )
+    bot = SearchBot(TEST_BUDGET, GameRegistry([planned]), stopped_clock)
+    disagreements = 0
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
+        turn = turn_at(declared.rules, state, seat, players, options)
+        disagreements += declared.heuristic(turn, Random(index)) != turn.moves[-1]
+        assert bot.choose(turn, Random(index)) == turn.moves[-1]
+    assert disagreements > 0
+
+
 def test_paired_playouts_leave_a_poor_heuristic_for_a_clearly_better_move() -> None:
     """A heuristic that only ever steps one square loses to playing a card worth three; search
     comparing paired playouts sees it and plays the card."""
@@ -186,3 +207,23 @@ def test_paired_playouts_leave_a_poor_heuristic_for_a_clearly_better_move() -> N
             threes += 1
             assert bot.choose(turn, Random(index)) == PLAY
     assert threes > 0
+
+
+def test_a_paired_level_compares_in_a_game_that_grows_a_tree() -> None:
+    """A level that asks for paired playouts compares the game's shortlist though the game's
+    tuning grows a tree: with only the plodding step on the list, it never plays the card the
+    tree finds better."""
+    declared = REGISTRY.game("sprint")
+    plodding = replace(
+        declared, heuristic=lambda turn, rng: STEP, shortlist=lambda turn, rng: [STEP]
+    )
+    assert not plodding.search.paired
+    games = GameRegistry([plodding])
+    paired = SearchBot(replace(TEST_BUDGET, paired=True), games, stopped_clock)
+    tree = SearchBot(TEST_BUDGET, games, stopped_clock)
+    tree_plays = set()
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 4)):
+        turn = turn_at(declared.rules, state, seat, players, options)
+        assert paired.choose(turn, Random(index)) == STEP
+        tree_plays.add(repr(tree.choose(turn, Random(index))))
+    assert repr(PLAY) in tree_plays

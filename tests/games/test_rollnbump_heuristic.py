@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from domain.bots import Turn
-from domain.games.rollnbump import KINDS, PAIR, RULES, State
+from domain.game import Heuristic
+from domain.games.rollnbump import KINDS, PAIR, QUAD, RULES, State
 from domain.heuristics.rollnbump import (
     bump_chance,
     choose,
@@ -17,6 +18,9 @@ from domain.heuristics.rollnbump import (
     hits_of_a_kind,
     hits_of_a_run,
     joker_colour,
+    plan_turn,
+    planned_keep,
+    read_table,
 )
 from tests.games.test_rollnbump import END, claim, dealt, fold, position, roll, spot
 
@@ -33,16 +37,17 @@ def chosen(state: State, seat: int = 0) -> Any:
     return choose(turn_of(state, seat), Random(1))
 
 
+@pytest.mark.parametrize("policy", [choose, plan_turn], ids=["heuristic", "planner"])
 @pytest.mark.parametrize("options", OPTIONS)
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
-def test_always_a_legal_move(players: int, options: dict[str, Any]) -> None:
+def test_always_a_legal_move(players: int, options: dict[str, Any], policy: Heuristic) -> None:
     for seed in range(3):
         _, state = dealt(players, seed, **options)
         rng = Random(seed)
         while RULES.result(state) is None:
             (seat,) = RULES.to_act(state)
             turn = turn_of(state, seat, **options)
-            assert choose(turn, rng) in turn.moves
+            assert policy(turn, rng) in turn.moves
             # Random moves reach the odd positions a heuristic game would avoid.
             move = rng.choice(turn.moves)
             state = fold(state, RULES.decide(state, seat, move, rng))
@@ -161,3 +166,34 @@ def test_spends_the_white_die_when_it_completes_a_pattern() -> None:
 def test_keeps_the_white_die_when_it_adds_nothing() -> None:
     state = position(["red-pair"], dice=[5, 5, 6], rolls=3, white_holder=0, white_value=1)
     assert chosen(state) == claim(0, 5, 5)
+
+
+# --- planning every roll of the turn -------------------------------------------------------------
+
+
+def test_the_planner_weighs_every_roll_of_the_last_re_roll() -> None:
+    # Only a quad is worth anything (the joker and the white die are gone): keep the three
+    # sixes, and two dice rolled once more make the fourth with a chance of 11 / 36.
+    state = position(["red-quad"], dice=[1, 2, 6, 6, 6], rolls=2, joker=(1, "blue"), white_holder=1)
+    quad = 8 * claim_safety(QUAD, 24, opponents=2)
+    promised, keep = planned_keep(read_table(turn_of(state)))
+    assert keep == (6, 6, 6)
+    assert promised == pytest.approx(11 / 36 * quad)
+
+
+def test_the_planner_keeps_dice_that_serve_two_cards() -> None:
+    # The heuristic aims its last roll at a pair of sixes; keeping 3 4 5 6 and rolling the
+    # spare five makes a pair with any of 3 to 6 and the run of five with a 2.
+    state = position(
+        ["blue-run-5", "red-pair"], dice=[3, 4, 5, 5, 6], rolls=2, joker=(1, "blue"), white_holder=1
+    )
+    assert chosen(state) == roll(6)
+    assert plan_turn(turn_of(state), Random(1)) == roll(3, 4, 5, 6)
+
+
+def test_the_planner_stops_when_no_roll_promises_more() -> None:
+    # The sixes already make the strongest triple, and nothing else is worth a die.
+    state = position(
+        ["red-triple"], dice=[2, 3, 6, 6, 6], rolls=2, joker=(1, "blue"), white_holder=1
+    )
+    assert plan_turn(turn_of(state), Random(1)) == claim(0, 6, 6, 6)
