@@ -15,7 +15,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
@@ -39,6 +39,48 @@ def parser(description: str) -> argparse.ArgumentParser:
         f"(default {DEFAULT_REDIS_URL})",
     )
     return parser
+
+
+def round_options(options: argparse.ArgumentParser, seconds: float, rounds: int) -> None:
+    """The options of a bench whose two sides take turns: `--seconds` measured per side,
+    shared by `--rounds` turns each, every turn warmed up for `--warmup` seconds."""
+    options.add_argument(
+        "--seconds",
+        type=float,
+        default=seconds,
+        help=f"measured seconds per side (default {seconds:g})",
+    )
+    options.add_argument(
+        "--rounds",
+        type=int,
+        default=rounds,
+        help=f"the sides take turns this many times each, sharing --seconds (default {rounds})",
+    )
+    options.add_argument(
+        "--warmup", type=float, default=1.0, help="unmeasured seconds per round (default 1)"
+    )
+
+
+def wait_until_up(
+    up: Callable[[], None],
+    process: subprocess.Popen[bytes],
+    log: IO[bytes],
+    what: str,
+    timeout: float = 30.0,
+) -> None:
+    """Call `up` until it no longer raises `OSError`; stop the run with the tail of `log` if
+    `process` (`what`) exits or `timeout` seconds pass first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            up()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                log.seek(0)
+                tail = log.read().decode(errors="replace")[-3000:]
+                raise SystemExit(f"{what} did not come up:\n{tail}") from None
+            time.sleep(0.1)
 
 
 @contextmanager

@@ -44,10 +44,12 @@ from bench.common import (
     print_table,
     procfile_command,
     ratio,
+    round_options,
     scratch_redis,
     start_procfile,
     stop,
     verdict,
+    wait_until_up,
 )
 from bench.metrics import Samples, observed, scrape
 from bench.reference_app import REFERENCE_READ, reference_entry, reference_key
@@ -360,17 +362,11 @@ def gunicorn(redis_url: str) -> Iterator[tuple[int, int]]:
 def wait_healthy(
     port: int, process: subprocess.Popen[bytes], log: IO[bytes], timeout: float = 30.0
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1).close()
-            return
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                log.seek(0)
-                tail = log.read().decode(errors="replace")[-3000:]
-                raise SystemExit(f"gunicorn did not come up:\n{tail}") from None
-            time.sleep(0.1)
+    """Wait until the gunicorn on `port` answers `/health`."""
+    url = f"http://127.0.0.1:{port}/health"
+    wait_until_up(
+        lambda: urllib.request.urlopen(url, timeout=1).close(), process, log, "gunicorn", timeout
+    )
 
 
 def prefill(client: redis.Redis, streams: list[str]) -> None:
@@ -423,18 +419,7 @@ def compared(label: str, ours: float, reference: float, digits: int) -> list[str
 def main() -> None:
     options = parser(__doc__.splitlines()[0] if __doc__ else "")
     options.add_argument("--clients", type=int, default=8, help="client threads (default 8)")
-    options.add_argument(
-        "--seconds", type=float, default=10.0, help="measured seconds per side (default 10)"
-    )
-    options.add_argument(
-        "--rounds",
-        type=int,
-        default=2,
-        help="the sides take turns this many times each, sharing --seconds (default 2)",
-    )
-    options.add_argument(
-        "--warmup", type=float, default=1.0, help="unmeasured seconds per round (default 1)"
-    )
+    round_options(options, seconds=10.0, rounds=2)
     args = options.parse_args()
     clients: int = 2 if args.smoke else args.clients
     seconds: float = 1.0 if args.smoke else args.seconds

@@ -58,7 +58,9 @@ from bench.common import (
     print_table,
     procfile_command,
     ratio,
+    round_options,
     verdict,
+    wait_until_up,
 )
 from bench.http_moves import (
     Client,
@@ -301,35 +303,19 @@ def peer_server(stack: ExitStack) -> Iterator[tuple[int, int]]:
         [required("node"), "pig10.js"], cwd=directory, env=env, stdout=log, stderr=log
     )
     with stopping(process):
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    tail = log.read().decode(errors="replace")[-3000:]
-                    raise SystemExit(f"the peer did not come up:\n{tail}") from None
-                time.sleep(0.1)
+        wait_until_up(
+            lambda: socket.create_connection(("127.0.0.1", port), timeout=1).close(),
+            process,
+            log,
+            "the peer",
+        )
         yield port, process.pid
 
 
 def main() -> None:
     options = parser(__doc__.splitlines()[0] if __doc__ else "")
     options.add_argument("--games", type=int, default=8, help="games played at once (default 8)")
-    options.add_argument(
-        "--seconds", type=float, default=15.0, help="measured seconds per side (default 15)"
-    )
-    options.add_argument(
-        "--rounds",
-        type=int,
-        default=3,
-        help="the sides take turns this many times each, sharing --seconds (default 3)",
-    )
-    options.add_argument(
-        "--warmup", type=float, default=1.0, help="unmeasured seconds per round (default 1)"
-    )
+    round_options(options, seconds=15.0, rounds=3)
     options.add_argument(
         "--settle",
         type=float,
