@@ -5,7 +5,7 @@
 -- ARGV[5]  seconds the game's receipts live from now on ('0' = as they are): given when
 --          the append ends the game, so receipts expire while the log itself never does
 -- KEYS[3]  (only with a mark) a sorted set the append marks the game in
--- ARGV[6]  the member the append adds to KEYS[3] unless it is there ('' = no mark)
+-- ARGV[6]  the member the append adds to KEYS[3] unless it is there at a lower score ('' = no mark)
 -- ARGV[7]  that member's score
 -- ARGV[8..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- The receipt is checked before the version: a request repeating a key whose first request
@@ -43,7 +43,7 @@ for i = 0, count - 1 do
     'e', ARGV[8 + 2 * i], 'h', ARGV[9 + 2 * i])
 end
 if ARGV[6] ~= '' then
-  redis.call('ZADD', KEYS[3], 'NX', ARGV[7], ARGV[6])
+  redis.call('ZADD', KEYS[3], 'LT', ARGV[7], ARGV[6])
 end
 if key ~= '' then
   redis.call('HSET', KEYS[2], key, ARGV[4])

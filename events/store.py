@@ -78,9 +78,9 @@ class Appended:
 @dataclass(frozen=True)
 class Mark:
     """What an append that lands also writes: `member` in the sorted set `key` at `score`,
-    unless it is there already. `key` must be where the game's stream is (on a cluster, in
-    its hash slot): the turn queue marks a table for the workers' sweep this way when it
-    shares the games' Redis, in the append's own round trip."""
+    unless it is there already at a lower score. `key` must be where the game's stream is (on
+    a cluster, in its hash slot): the turn queue marks a table for the workers' sweep this way
+    when it shares the games' Redis, in the append's own round trip."""
 
     key: str
     member: str

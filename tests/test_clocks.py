@@ -237,11 +237,18 @@ def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
     assert timeout_job_id(table_id, 1) not in scheduled(services), "lost with Redis"
     assert turns.sweep(services.queries) == [], "not due before a claim's time"
     later = time.time() + turns.claim_ms / 1000 + 1
-    turns.clock = lambda: later
-    assert turns.sweep(services.queries) == [timeout_job_id(table_id, 1)]
-    deadline = tables.deadlines(table)[1]
-    assert scheduled(services)[timeout_job_id(table_id, 1)] == not_before(deadline)
-    assert any_redis.zscore(WAITING, table_id) is None, "swept once, then forgotten"
+    sweep_then_time_out(services, now, table_id, 1, at=later)
+
+
+def sweep_then_time_out(services: Services, now: Now, table_id: str, seat: int, at: float) -> None:
+    """The sweep at `at` schedules `seat`'s timeout for its deadline and forgets the table;
+    the timeout then comes at the deadline."""
+    turns = services.turns
+    deadline = services.repository.tables.deadlines(services.repository.load(table_id).table)[seat]
+    turns.clock = lambda: at
+    assert turns.sweep(services.queries) == [timeout_job_id(table_id, seat)]
+    assert scheduled(services)[timeout_job_id(table_id, seat)] == not_before(deadline)
+    assert services.redis.zscore(WAITING, table_id) is None, "swept once, then forgotten"
     now.at = deadline
     release(services)
     drain(services)
@@ -397,6 +404,100 @@ def test_the_served_stack_moves_for_a_person_who_walked_away(stack: Stack) -> No
     events = call(stack.base, "GET", f"{url}/events")[1]["events"]
     assert [e["data"]["seat"] for e in events if e["type"] == SEAT_HANDED_TO_BOT] == [0]
     assert call(stack.base, "GET", f"{url}/audit")[1]["ok"]
+
+
+# -- deadlines an hour away or more -----------------------------------------------------------
+
+
+def people_only_table(any_redis: redis.Redis) -> tuple[Services, Now, str]:
+    """Pig 10 between two people on the default clock (a day per decision), seat 0 to move;
+    the table's clock starts at the real time, which the turn queue reads."""
+    now = Now(datetime.now(UTC))
+    services = build(any_redis, FULL_SPEED, clock=now)
+    table_id = str(services.commands.create("pig10", 2, {"first_seat": 0}, None).body["id"])
+    for _ in range(2):
+        seat_human(services, table_id)
+    return services, now, table_id
+
+
+def handover_ms(services: Services, deadline: datetime) -> float:
+    return (deadline.timestamp() - services.turns.handover_seconds) * 1000
+
+
+def test_a_far_deadline_waits_in_the_sweeps_set_until_the_hour_before_it(
+    any_redis: redis.Redis,
+) -> None:
+    """At a table of people a move schedules no job while the next deadline is more than an
+    hour away: the append marks the table for the hour before it, and then the sweep gives the
+    timeout to RQ's scheduler, which runs it at the deadline."""
+    services, now, table_id = people_only_table(any_redis)
+    tables, turns = services.repository.tables, services.turns
+    table = services.repository.load(table_id).table
+    move = tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    table = services.repository.load(table_id).table
+    deadline = tables.deadlines(table)[1]
+    assert not [name for name in scheduled(services) if name.startswith("timeout-")]
+    assert any_redis.zscore(WAITING, table_id) == pytest.approx(handover_ms(services, deadline))
+    assert turns.sweep(services.queries) == [], "not before the handover"
+    sweep_then_time_out(
+        services, now, table_id, 1, at=deadline.timestamp() - turns.handover_seconds + 1
+    )
+
+
+def test_moves_push_a_parked_deadline_back_and_the_sweep_marks_it_again(
+    any_redis: redis.Redis,
+) -> None:
+    services, now, table_id = people_only_table(any_redis)
+    tables, turns = services.repository.tables, services.turns
+    first = services.repository.load(table_id).table
+    first_deadline = tables.deadlines(first)[0]
+    for seat in (0, 1):
+        now.at += timedelta(minutes=1)
+        table = services.repository.load(table_id).table
+        move = tables.legal_moves(table, seat)[0]
+        services.commands.move(table_id, Caller(seat), move, table.version, None)
+    table = services.repository.load(table_id).table
+    deadline = tables.deadlines(table)[0]
+    assert deadline > first_deadline
+    marked = any_redis.zscore(WAITING, table_id)
+    assert marked == pytest.approx(handover_ms(services, first_deadline)), "the earliest stays"
+    at_first_handover = first_deadline.timestamp() - turns.handover_seconds + 1
+    turns.clock = lambda: at_first_handover
+    assert turns.sweep(services.queries) == [], "the seat moved since: nothing due yet"
+    assert any_redis.zscore(WAITING, table_id) == pytest.approx(handover_ms(services, deadline))
+    assert not [name for name in scheduled(services) if name.startswith("timeout-")]
+
+
+def test_a_deadline_within_the_hour_is_scheduled_at_once(any_redis: redis.Redis) -> None:
+    services = build(any_redis, FULL_SPEED)
+    created = services.commands.create(
+        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 1800}
+    )
+    table_id = str(created.body["id"])
+    for _ in range(2):
+        seat_human(services, table_id)
+    table = services.repository.load(table_id).table
+    deadline = services.repository.tables.deadlines(table)[0]
+    assert scheduled(services)[timeout_job_id(table_id, 0)] == not_before(deadline)
+    assert any_redis.zscore(WAITING, table_id) is None
+
+
+def test_an_open_tables_expiry_a_day_away_waits_for_the_sweep(any_redis: redis.Redis) -> None:
+    services = build(any_redis, FULL_SPEED)
+    table_id = str(services.commands.create("pig10", 3, {}, None).body["id"])
+    seat_human(services, table_id)
+    table = services.repository.load(table_id).table
+    assert table.changed_at is not None
+    expiry = table.changed_at + timedelta(seconds=services.turns.open_table.total_seconds())
+    assert f"expire-{table_id}" not in scheduled(services)
+    assert any_redis.zscore(WAITING, table_id) == pytest.approx(handover_ms(services, expiry))
+    seat_human(services, table_id)
+    seat_human(services, table_id)  # the table starts: nothing is left to expire
+    at_handover = expiry.timestamp() - services.turns.handover_seconds + 1
+    services.turns.clock = lambda: at_handover
+    services.turns.sweep(services.queries)
+    assert f"expire-{table_id}" not in scheduled(services), "no expiry job left behind"
 
 
 # -- leaving ----------------------------------------------------------------------------------

@@ -34,6 +34,11 @@ RESCHEDULED_TTL_SECONDS = 8 * 24 * 3600
 expiry) lingers after it ran: longer than the longest turn a clock allows. A run that found its
 version stale can finish just after the job was scheduled anew, and set its hash to expire:
 the hash must outlive that until the new time comes. (Scheduling it again clears the expiry.)"""
+HANDOVER_SECONDS = 3600.0
+"""How long before a deadline RQ's scheduler is given its job, at tables where only people
+play. Until then the deadline waits as the table's mark in the sweep's set, which the append
+writes in its own round trip: on a day's clock a move schedules nothing, where scheduling the
+next seat's timeout again was a third of what the web process spent on it besides the append."""
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -107,6 +112,11 @@ class TurnQueue:
     so a turn queued twice is still played once. The sweep also finds a table whose timeouts or
     expiry were never scheduled because the process that appended its change lost Redis or
     died: `expect` marks such a table before the append, and `schedule` clears the mark.
+
+    At a table of people only, a deadline further away than `handover_seconds` (an hour) is not
+    given to RQ's scheduler at each move but waits as the table's mark: the sweep gives it to
+    the scheduler when it comes within the hour, or marks the table again if moves have pushed
+    it back meanwhile. An open table's expiry waits the same way.
     """
 
     def __init__(
@@ -120,6 +130,7 @@ class TurnQueue:
         clock: Callable[[], float] = time.time,
         wake: Callable[[], None] = lambda: None,
         marks_with_appends: bool = False,
+        handover_seconds: float = HANDOVER_SECONDS,
     ) -> None:
         self.redis = redis
         self.queue = queue
@@ -132,37 +143,49 @@ class TurnQueue:
         self.wake = wake
         # The queue shares one Redis server with the games: the appends write the sweep's marks.
         self.marks_with_appends = marks_with_appends
+        self.handover_seconds = handover_seconds
 
     def expect(self, table: Table) -> Mark | None:
-        """Before a change to `table` is appended: unless the table waits already, have the
-        sweep look at it once a claim's time has passed. So if `schedule` fails after the
-        append, or its process dies, the turns, timeouts and expiry it should have queued are
-        queued all the same. On the games' own Redis (`marks_with_appends`) the mark is
-        returned for the append to write, in its round trip and only if it lands; else it is
-        written here. A table with nothing to schedule is not marked."""
-        if not self._outstanding(table):
+        """Before a change to `table` is appended: have the sweep look at it once a claim's
+        time has passed (sooner if it is marked sooner already). So if `schedule` fails after
+        the append, or its process dies, the turns, timeouts and expiry it should have queued
+        are queued all the same. A table of people whose every deadline is further away than
+        `handover_seconds` is marked for when the nearest comes that close instead (`parked`):
+        `schedule` then leaves it to the sweep. On the games' own Redis (`marks_with_appends`)
+        the mark is returned for the append to write, in its round trip and only if it lands;
+        else it is written here. A table with nothing to schedule is not marked."""
+        if not (has_bots(table) or self._deadline(table)):
             return None
+        parked = self.parked(table)
+        due = self._due() if parked is None else parked
         if self.marks_with_appends:
-            return Mark(WAITING, table.id, self._due())
-        self.redis.zadd(WAITING, {table.id: self._due()}, nx=True)
+            return Mark(WAITING, table.id, due)
+        self.redis.zadd(WAITING, {table.id: due}, lt=True)
         return None
 
-    def _outstanding(self, table: Table) -> bool:
-        """Whether `schedule` may have something to queue for `table`: a bot's turn, a
-        person's timeout or an open table's expiry."""
-        if has_bots(table):
-            return True
+    def _deadline(self, table: Table) -> datetime | None:
+        """The nearest time by which `table` must have a job run for a person, as far as its
+        events tell: a person's timeout, or an open table's expiry."""
         if table.status is Status.OPEN:
-            return table.changed_at is not None
-        return (
-            table.status is Status.RUNNING
-            and table.has_people
-            and bool(self.tables.deadlines(table))
-        )
+            return None if table.changed_at is None else table.changed_at + self.open_table
+        if table.status is not Status.RUNNING or not table.has_people:
+            return None
+        return min(self.tables.deadlines(table).values(), default=None)
+
+    def parked(self, table: Table) -> float | None:
+        """When (milliseconds since the epoch) the sweep is to hand `table`'s deadlines to RQ's
+        scheduler, if the table waits for people only and the nearest of those deadlines is
+        further away than `handover_seconds`; else None: `schedule` has something to queue.
+        At a table with bots `schedule` makes its round trip for their turns anyway."""
+        deadline = self._deadline(table)
+        if deadline is None or has_bots(table):
+            return None
+        handover = deadline.timestamp() - self.handover_seconds
+        return handover * 1000 if handover > self.clock() else None
 
     def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
-        timeouts of the people it waits for.
+        timeouts of the people it waits for; nothing while its deadlines are parked (`parked`).
 
         `keep`: the caller, a worker that has just moved at `table`, plays the first turn due
         at once of a built-in bot itself, in the same job: the turn is claimed like the others,
@@ -170,6 +193,8 @@ class TurnQueue:
 
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns; one more queues the turns claimed, if any."""
+        if self.parked(table) is not None:
+            return Scheduled([])  # the table's mark, written with the append, waits for them
         # Not a transaction: nothing here reads what another client may change meanwhile.
         with self.redis.pipeline(transaction=False) as pipe:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
@@ -326,6 +351,12 @@ class TurnQueue:
             current = tables.current(table_id)
             if current is None:
                 self.redis.zrem(WAITING, table_id)
+                continue
+            if (parked := self.parked(current)) is not None:
+                # Its deadlines moved on since it was marked: mark it for their new handover.
+                # (An append landing meanwhile that brings one within reach and then fails to
+                # schedule it is a second failure this does not survive.)
+                self.redis.zadd(WAITING, {table_id: parked})
                 continue
             queued += self.schedule(current).jobs
         return queued
