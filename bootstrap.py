@@ -119,6 +119,8 @@ def build(
             redis_client,
             upcasters or default_upcasters(registry),
             blocking=blocking_reads(redis_client, config),
+            wait_replicas=config.replicas_to_wait_for,
+            wait_ms=config.wait_replicas_ms,
         ),
         tables,
         TableCache(config.cache_size),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -10,7 +11,8 @@ from importlib.resources import files
 from typing import Any
 
 from redis import Redis
-from redis.exceptions import NoScriptError
+from redis.cluster import RedisCluster
+from redis.exceptions import AskError, MovedError, NoScriptError
 
 from domain.rules import Event
 from events.envelope import GENESIS, START, Position, Recorded, seal, verify_chain
@@ -18,6 +20,7 @@ from events.packing import pack, unpack
 from events.upcasting import Upcasters
 
 APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
+LOG = logging.getLogger(__name__)
 COMMAND_LOOKBACK = 16
 """Entries read back at a time to find the first event of the command a read starts inside."""
 
@@ -69,6 +72,9 @@ class Appended:
     """The events were written; `records` as stored."""
 
     records: list[Recorded]
+    replicas: int | None = None
+    """How many replicas had the events when the append was answered; None: not asked
+    (`EventStore`'s `wait_replicas` is 0)."""
 
     @property
     def position(self) -> Position:
@@ -108,9 +114,19 @@ class EventStore:
     """Appends to and reads from game streams; the same contract over Redis and fakeredis."""
 
     def __init__(
-        self, redis: Redis, upcasters: Upcasters | None = None, *, blocking: Redis | None = None
+        self,
+        redis: Redis,
+        upcasters: Upcasters | None = None,
+        *,
+        blocking: Redis | None = None,
+        wait_replicas: int = 0,
+        wait_ms: int = 250,
     ) -> None:
         self._redis = redis
+        # An append is answered once `wait_replicas` replicas of the stream's master have it
+        # (Redis's WAIT), or `wait_ms` has passed: then a failover keeps what was acknowledged.
+        self._wait_replicas = wait_replicas
+        self._wait_ms = wait_ms
         # Blocking reads need a client whose socket timeout outlasts the block (see `wait`).
         self._blocking = blocking or redis
         self._upcasters = upcasters or Upcasters()
@@ -173,9 +189,22 @@ class EventStore:
             keys.append(mark.key)
         for record in records:
             args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
-        outcome, value, *head = self._run_append(keys, args)
+        replicas = None
+        if self._wait_replicas:
+            (outcome, value, *head), replicas = self._run_replicated_append(keys, args)
+        else:
+            outcome, value, *head = self._run_append(keys, args)
         if outcome == b"ok":
-            return Appended(list(records))
+            if replicas is not None and replicas < self._wait_replicas:
+                LOG.warning(
+                    "game %s: %d of %d replicas had the append after %d ms; it stands, "
+                    "but a failover before they catch up would lose it",
+                    keys[0],
+                    replicas,
+                    self._wait_replicas,
+                    self._wait_ms,
+                )
+            return Appended(list(records), replicas)
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
         raise ConcurrencyConflict(expected.version, int(value), head[0].decode())
@@ -189,6 +218,38 @@ class EventStore:
             self._redis.script_load(APPEND_SCRIPT)
             reply = self._redis.evalsha(self._append_sha, len(keys), *keys, *args)
         return list(reply)
+
+    def _run_replicated_append(
+        self, keys: list[str], args: list[str | bytes | int | float]
+    ) -> tuple[list[bytes], int]:
+        """The append script and a WAIT for the replicas in one round trip, on one connection
+        to the stream's master: WAIT counts only the writes made on the connection it is sent
+        on, which a cluster client would send to every node instead. A master that no longer
+        holds the stream's slot (after a failover or a slot move) is looked up again once."""
+        for attempt in range(2):
+            master = self._master_client(keys[0])
+            with master.pipeline(transaction=False) as pipe:
+                pipe.evalsha(self._append_sha, len(keys), *keys, *args)
+                pipe.wait(self._wait_replicas, self._wait_ms)
+                reply, replicas = pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError):
+                master.script_load(APPEND_SCRIPT)
+            elif (
+                isinstance(reply, MovedError | AskError)
+                and isinstance(self._redis, RedisCluster)
+                and attempt == 0
+            ):
+                self._redis.nodes_manager.initialize()
+            elif isinstance(reply, Exception):
+                raise reply
+            else:
+                return list(reply), int(replicas)
+        raise RuntimeError("the append found no master for its stream twice")  # pragma: no cover
+
+    def _master_client(self, key: str) -> Redis:
+        if isinstance(self._redis, RedisCluster):
+            return self._redis.get_redis_connection(self._redis.get_node_from_key(key))
+        return self._redis
 
     def receipt(self, game_id: str, idempotency: str) -> str | None:
         """The receipt stored by the append that first used `idempotency`, if any."""

@@ -60,6 +60,15 @@ class Config:
     connection, so this only keeps streams from taking every connection gunicorn accepts
     (`WEB_CONNECTIONS`, 5,000 per process in the Procfile) from the other requests: keep it
     below that, and the open-files limit (`ulimit -n`) above it."""
+    wait_replicas: int | None = None
+    """How many replicas of a game's master must have an append before it is answered
+    (`SPIELTISCH_WAIT_REPLICAS`, Redis's WAIT), so that a failover keeps every acknowledged
+    move. None: 1 on a Redis Cluster (one replica per master, as Deployment sets it up), 0 on
+    a single server, which fails over to nothing."""
+    wait_replicas_ms: int = 250
+    """How long an append waits for them (`SPIELTISCH_WAIT_REPLICAS_MS`). A move is stored
+    once its master has it, so when the time is up it is answered as made all the same (and
+    logged)."""
     receipts_ttl_seconds: int = 24 * 3600
     """How long a game's idempotency receipts are kept once it has ended (its log is kept for
     ever): a retry of a move later than that is answered from the table, as stale."""
@@ -93,7 +102,18 @@ class Config:
     when that is set), `public`, or `off`."""
     metrics_token: str | None = None
 
+    @property
+    def replicas_to_wait_for(self) -> int:
+        """`wait_replicas`, its default resolved."""
+        if self.wait_replicas is not None:
+            return self.wait_replicas
+        return int(self.redis_url is not None and is_cluster(self.redis_url))
+
     def __post_init__(self) -> None:
+        if self.wait_replicas is not None and self.wait_replicas < 0:
+            raise ValueError("SPIELTISCH_WAIT_REPLICAS counts replicas: 0 or more")
+        if self.wait_replicas_ms <= 0:
+            raise ValueError("SPIELTISCH_WAIT_REPLICAS_MS must be above 0: WAIT 0 waits for ever")
         if self.redis_url is not None and is_cluster(self.redis_url) and self.queue_url is None:
             raise ValueError(
                 "REDIS_URL names a Redis Cluster, which RQ cannot queue on: set QUEUE_URL to a "
@@ -144,6 +164,12 @@ class Config:
             stream_keepalive_seconds=number("STREAM_KEEPALIVE", cls.stream_keepalive_seconds),
             stream_max_seconds=number("STREAM_MAX_SECONDS", cls.stream_max_seconds),
             max_streams=int(number("MAX_STREAMS", cls.max_streams)),
+            wait_replicas=(
+                int(environ["SPIELTISCH_WAIT_REPLICAS"])
+                if environ.get("SPIELTISCH_WAIT_REPLICAS")
+                else None
+            ),
+            wait_replicas_ms=int(number("WAIT_REPLICAS_MS", cls.wait_replicas_ms)),
             receipts_ttl_seconds=int(number("RECEIPTS_TTL", cls.receipts_ttl_seconds)),
             signing_key=environ.get("SPIELTISCH_SIGNING_KEY") or None,
             trusted_proxies=int(number("TRUSTED_PROXIES", cls.trusted_proxies)),

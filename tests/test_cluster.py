@@ -72,6 +72,20 @@ def test_a_cluster_needs_a_queue_redis_of_its_own() -> None:
     assert Config.from_env({"REDIS_URL": "redis://one:6379/0"}).queue_url is None
 
 
+def test_appends_wait_for_a_replica_on_a_cluster_and_for_none_on_one_server() -> None:
+    queues = {"QUEUE_URL": "redis://queues:6379/0"}
+    cluster = {"REDIS_URL": f"redis+cluster://{NODES}", **queues}
+    assert Config.from_env(cluster).replicas_to_wait_for == 1
+    assert Config.from_env({"REDIS_URL": "redis://one:6379/0"}).replicas_to_wait_for == 0
+    assert Config.from_env({}).replicas_to_wait_for == 0, "embedded"
+    off = Config.from_env({**cluster, "SPIELTISCH_WAIT_REPLICAS": "0"})
+    assert off.replicas_to_wait_for == 0
+    with pytest.raises(ValueError, match="0 or more"):
+        Config.from_env({**cluster, "SPIELTISCH_WAIT_REPLICAS": "-1"})
+    with pytest.raises(ValueError, match="WAIT 0 waits for ever"):
+        Config.from_env({**cluster, "SPIELTISCH_WAIT_REPLICAS_MS": "0"})
+
+
 def test_the_index_spreads_over_its_shards_and_lists_newest_first() -> None:
     index = TableIndex(fakeredis.FakeRedis())
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -208,8 +222,8 @@ def test_a_master_killed_mid_game_fails_over_and_play_goes_on(
         finally:
             games.close()
         assert check_audits(stack.base, bots_after) == len(bots_after)
-        # Replication is asynchronous: what the master acknowledged in its last moments may not
-        # have reached the replica (README: Deployment). Said, not asserted.
-        print(f"port {victim.port} killed, {successor.port} took over; {lost} acknowledged lost")
+        # Each append was answered once the master's replica had it (WAIT, the cluster's
+        # default): the replica that took over holds every acknowledged move.
+        assert lost == 0, f"port {victim.port} killed, {successor.port} took over"
     finally:
         stack.stop()

@@ -614,6 +614,50 @@ def test_concurrent_appends_at_one_version_let_exactly_one_win(connect: Connect)
     client.close()
 
 
+# --- waiting for replicas -----------------------------------------------------------------------
+
+
+@pytest.mark.redis
+def test_an_append_no_replica_acknowledged_in_time_still_stands(
+    real_redis: Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The tests' server has no replicas: WAIT runs out, and the append, which its master holds,
+    is answered as made (a committed move is never reported as failed), with a warning."""
+    store = EventStore(real_redis, wait_replicas=1, wait_ms=20)
+    first = appended(store.append(GAME, START, counted(2), META))
+    assert first.replicas == 0
+    assert "0 of 1 replicas had the append" in caplog.text
+    second = appended(store.append(GAME, first.position, counted(1, 3), META))
+    assert seqs(store.read(GAME)) == [1, 2, 3]
+    assert second.position.version == 3
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, first.position, counted(1, 3), META)
+    assert stored_length(real_redis) == 3, "a stale append writes nothing, waiting or not"
+
+
+@pytest.mark.cluster
+def test_on_a_cluster_an_acknowledged_append_is_on_its_masters_replica(
+    cluster_redis: Client, redis_cluster: Cluster
+) -> None:
+    """WAIT is sent on the connection that appended, to the stream's master: a cluster client
+    would send it to every node, where it counts nothing."""
+    cluster_redis.script_flush()  # every node: the append must load its script itself
+    store = EventStore(cluster_redis, wait_replicas=1)
+    result = appended(store.append(GAME, START, counted(3), META))
+    assert result.replicas == 1
+    master = redis_cluster.master_of(stream_key(GAME)).client()
+    try:
+        replica_port = master.info("replication")["slave0"]["port"]
+    finally:
+        master.close()
+    replica = redis.Redis(port=int(replica_port), single_connection_client=True)
+    try:
+        replica.execute_command("READONLY")  # type: ignore[no-untyped-call]
+        assert replica.xlen(stream_key(GAME)) == 3, "the replica had it when it was answered"
+    finally:
+        replica.close()
+
+
 # --- the seed vault -----------------------------------------------------------------------------
 
 SEED = b"\x00secret seed\xff" * 2
