@@ -154,9 +154,10 @@ class TurnQueue:
         `schedule` then leaves it to the sweep. On the games' own Redis (`marks_with_appends`)
         the mark is returned for the append to write, in its round trip and only if it lands;
         else it is written here. A table with nothing to schedule is not marked."""
-        if not (has_bots(table) or self._deadline(table)):
+        deadline = self._deadline(table)
+        if not (has_bots(table) or deadline):
             return None
-        parked = self.parked(table)
+        parked = self._handover(table, deadline)
         due = self._due() if parked is None else parked
         if self.marks_with_appends:
             return Mark(WAITING, table.id, due)
@@ -177,7 +178,10 @@ class TurnQueue:
         scheduler, if the table waits for people only and the nearest of those deadlines is
         further away than `handover_seconds`; else None: `schedule` has something to queue.
         At a table with bots `schedule` makes its round trip for their turns anyway."""
-        deadline = self._deadline(table)
+        return self._handover(table, self._deadline(table))
+
+    def _handover(self, table: Table, deadline: datetime | None) -> float | None:
+        """`parked`, given the table's nearest `deadline`."""
         if deadline is None or has_bots(table):
             return None
         handover = deadline.timestamp() - self.handover_seconds
