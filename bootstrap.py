@@ -103,7 +103,7 @@ def build(
     **commands: Any,
 ) -> Services:
     """The services over `redis_client`, with the bot queues on `queue_client` (None: the
-    same). `wake` is called when a bot turn is queued; `signer`
+    same). `wake` is called when a job is queued or a table is left to the sweep; `signer`
     signs export bundles (None: a key of its own, for a process that exports none);
     `webhook_calls` runs a bot worker's webhook calls beside its jobs (None: in them);
     `metrics` is what they record into (None: a registry of their own); the rest go to

@@ -6,6 +6,7 @@ people. Times come from a clock the test moves, and scheduled jobs are looked at
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from random import Random
@@ -409,11 +410,13 @@ def test_the_served_stack_moves_for_a_person_who_walked_away(stack: Stack) -> No
 # -- deadlines an hour away or more -----------------------------------------------------------
 
 
-def people_only_table(any_redis: redis.Redis) -> tuple[Services, Now, str]:
+def people_only_table(
+    any_redis: redis.Redis, wake: Callable[[], None] = lambda: None
+) -> tuple[Services, Now, str]:
     """Pig 10 between two people on the default clock (a day per decision), seat 0 to move;
     the table's clock starts at the real time, which the turn queue reads."""
     now = Now(datetime.now(UTC))
-    services = build(any_redis, FULL_SPEED, clock=now)
+    services = build(any_redis, FULL_SPEED, clock=now, wake=wake)
     table_id = str(services.commands.create("pig10", 2, {"first_seat": 0}, None).body["id"])
     for _ in range(2):
         seat_human(services, table_id)
@@ -443,6 +446,21 @@ def test_a_far_deadline_waits_in_the_sweeps_set_until_the_hour_before_it(
     sweep_then_time_out(
         services, now, table_id, 1, at=deadline.timestamp() - turns.handover_seconds + 1
     )
+
+
+def test_a_parked_deadline_wakes_the_worker_whose_sweep_will_find_it(
+    any_redis: redis.Redis,
+) -> None:
+    """Embedded, the bot worker (and its sweep) starts when first woken: a game of people on a
+    day's clock, which queues no job, must wake it too, or its timeouts would never come."""
+    woken: list[str] = []
+    services, _, table_id = people_only_table(any_redis, wake=lambda: woken.append("woken"))
+    woken.clear()
+    table = services.repository.load(table_id).table
+    move = services.repository.tables.legal_moves(table, 0)[0]
+    services.commands.move(table_id, Caller(0), move, table.version, None)
+    assert not scheduled(services), "nothing queued"
+    assert woken, "but the worker woken"
 
 
 def test_moves_push_a_parked_deadline_back_and_the_sweep_marks_it_again(

@@ -198,7 +198,10 @@ class TurnQueue:
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns; one more queues the turns claimed, if any."""
         if self.parked(table) is not None:
-            return Scheduled([])  # the table's mark, written with the append, waits for them
+            # The table's mark, written with the append, waits for them; the sweep that will
+            # find it runs in the worker, which an embedded service starts when woken.
+            self.wake()
+            return Scheduled([])
         # Not a transaction: nothing here reads what another client may change meanwhile.
         with self.redis.pipeline(transaction=False) as pipe:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
