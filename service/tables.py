@@ -116,6 +116,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def random_name(nbytes: int) -> str:
+    """`nbytes` random bytes as URL-safe text that never starts with `-`, which a command line
+    (the examples' `--join <table>`, say) would take for an option."""
+    while (name := secrets.token_urlsafe(nbytes)).startswith("-"):
+        pass
+    return name
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
@@ -236,8 +244,8 @@ class TableCommands:
         views: Views,
         clock: Clock = utc_now,
         new_seed: Callable[[], bytes] = lambda: secrets.token_bytes(SEED_BYTES),
-        new_token: Callable[[], str] = lambda: secrets.token_urlsafe(32),
-        new_id: Callable[[], str] = lambda: secrets.token_urlsafe(9),
+        new_token: Callable[[], str] = lambda: random_name(32),
+        new_id: Callable[[], str] = lambda: random_name(9),
         turns: Turns | None = None,
         bots: BotCatalogue | None = None,
         index: TableIndex | None = None,

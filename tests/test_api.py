@@ -14,9 +14,10 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from bootstrap import web_app
+from bootstrap import build, web_app
 from events.packing import unpack
 from events.store import stream_key
+from service.config import Config
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
 
@@ -310,3 +311,15 @@ def test_seats_fill_in_order_and_refuse_when_full(client: FlaskClient) -> None:
     full = client.post(seats, json={"name": "d"})
     assert full.status_code == 409
     assert [s["name"] for s in payload(client.get(seats))] == ["a", "b"]
+
+
+def test_table_ids_and_seat_tokens_never_start_with_a_dash(fake_redis: redis.Redis) -> None:
+    """One in 64 did, and a command line (the examples' `--join <table>`) took such an id for an
+    option."""
+    commands = build(fake_redis, Config()).commands
+    ids = {commands.new_id() for _ in range(3000)}
+    tokens = {commands.new_token() for _ in range(3000)}
+    assert len(ids) == len(tokens) == 3000, "random"
+    assert {len(name) for name in ids} == {12}
+    assert {len(name) for name in tokens} == {43}
+    assert not [name for name in ids | tokens if name.startswith("-")]
