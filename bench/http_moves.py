@@ -100,6 +100,8 @@ class Client:
 
     def __init__(self, port: int) -> None:
         self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.retry_after = 0.0
+        """The last answer's `Retry-After`, in seconds (0 without one)."""
 
     def call(
         self, method: str, path: str, body: Any = None, token: str | None = None
@@ -115,6 +117,7 @@ class Client:
             self.connection.request(method, path, payload, headers)
             response = self.connection.getresponse()
             data = response.read()
+            self.retry_after = float(response.getheader("Retry-After") or 0)
         except (http.client.HTTPException, OSError):
             self.connection.close()  # the next request opens a fresh connection
             raise
