@@ -67,8 +67,10 @@ class Budget:
 LEVELS: dict[str, Budget] = {
     "easy": Budget(iterations=16, seconds=0.03, horizon=2),
     "medium": Budget(iterations=48, seconds=0.1, horizon=4),
-    "hard": Budget(iterations=144, seconds=0.3, horizon=4, paired=True),
+    "hard": Budget(iterations=576, seconds=0.3, horizon=4, paired=True),
 }
+"""Hard's edge over medium grows with its playouts while its time limit allows them (Pig 10,
+400 games: 54.2% with 144 playouts, 62.7% with 576); in the slower games it stops at 0.3 s."""
 
 
 @dataclass(eq=False)

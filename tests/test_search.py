@@ -123,6 +123,14 @@ def test_every_level_chooses_a_legal_move(rules: AnyRules) -> None:
         assert search(easy).choose(turn, Random(level)) in turn.moves
 
 
+def test_each_level_thinks_more_than_the_one_below() -> None:
+    """A harder level gets more iterations and more time than an easier one."""
+    budgets = list(LEVELS.values())
+    for easier, harder in itertools.pairwise(budgets):
+        assert harder.iterations > easier.iterations
+        assert harder.seconds > easier.seconds
+
+
 def test_a_single_legal_move_is_played_without_searching() -> None:
     rules = REGISTRY["pig10"]
     sampling = Sampling(rules)
