@@ -154,11 +154,13 @@ class TurnQueue:
         `schedule` then leaves it to the sweep. On the games' own Redis (`marks_with_appends`)
         the mark is returned for the append to write, in its round trip and only if it lands;
         else it is written here. A table with nothing to schedule is not marked."""
-        deadline = self._deadline(table)
-        if not (has_bots(table) or deadline):
+        if has_bots(table):
+            due = self._due()
+        elif (deadline := self._deadline(table)) is None:
             return None
-        parked = self._handover(table, deadline)
-        due = self._due() if parked is None else parked
+        else:
+            parked = self._handover(deadline)
+            due = self._due() if parked is None else parked
         if self.marks_with_appends:
             return Mark(WAITING, table.id, due)
         self.redis.zadd(WAITING, {table.id: due}, lt=True)
@@ -178,12 +180,13 @@ class TurnQueue:
         scheduler, if the table waits for people only and the nearest of those deadlines is
         further away than `handover_seconds`; else None: `schedule` has something to queue.
         At a table with bots `schedule` makes its round trip for their turns anyway."""
-        return self._handover(table, self._deadline(table))
-
-    def _handover(self, table: Table, deadline: datetime | None) -> float | None:
-        """`parked`, given the table's nearest `deadline`."""
-        if deadline is None or has_bots(table):
+        if has_bots(table) or (deadline := self._deadline(table)) is None:
             return None
+        return self._handover(deadline)
+
+    def _handover(self, deadline: datetime) -> float | None:
+        """When to hand a table whose nearest deadline is `deadline` to RQ's scheduler, if
+        that is still to come (milliseconds since the epoch)."""
         handover = deadline.timestamp() - self.handover_seconds
         return handover * 1000 if handover > self.clock() else None
 
