@@ -75,6 +75,8 @@ class Appended:
     replicas: int | None = None
     """How many replicas had the events when the append was answered; None: not asked
     (`EventStore`'s `wait_replicas` is 0)."""
+    claimed: tuple[bool, ...] | None = None
+    """Which of its mark's `claims` the append set (False: set already); None: it had none."""
 
     @property
     def position(self) -> Position:
@@ -83,14 +85,19 @@ class Appended:
 
 @dataclass(frozen=True)
 class Mark:
-    """What an append that lands also writes: `member` in the sorted set `key` at `score`,
-    unless it is there already at a lower score. `key` must be where the game's stream is (on
-    a cluster, in its hash slot): the turn queue marks a table for the workers' sweep this way
-    when it shares the games' Redis, in the append's own round trip."""
+    """What an append that lands also writes: `member` in the sorted set `key` at `score`
+    (unless it is there already at a lower score, or whatever its score with `replace`), and
+    each of `claims` set to 1 for `claim_ms` unless it is set already. Every key must be where
+    the game's stream is (on a cluster, in its hash slot): the turn queue marks a table for the
+    workers' sweep, and claims its bots' turns, this way when it shares the games' Redis, in the
+    append's own round trip."""
 
     key: str
     member: str
     score: float
+    replace: bool = False
+    claims: tuple[str, ...] = ()
+    claim_ms: int = 0
 
 
 @dataclass(frozen=True)
@@ -184,16 +191,18 @@ class EventStore:
             receipts_ttl,
             "" if mark is None else mark.member,
             0 if mark is None else mark.score,
+            "" if mark is not None and mark.replace else "LT",
+            0 if mark is None else mark.claim_ms,
         ]
         if mark is not None:
-            keys.append(mark.key)
+            keys += [mark.key, *mark.claims]
         for record in records:
             args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
         replicas = None
         if self._wait_replicas:
-            (outcome, value, *head), replicas = self._run_replicated_append(keys, args)
+            (outcome, value, *rest), replicas = self._run_replicated_append(keys, args)
         else:
-            outcome, value, *head = self._run_append(keys, args)
+            outcome, value, *rest = self._run_append(keys, args)
         if outcome == b"ok":
             if replicas is not None and replicas < self._wait_replicas:
                 LOG.warning(
@@ -204,10 +213,11 @@ class EventStore:
                     self._wait_replicas,
                     self._wait_ms,
                 )
-            return Appended(list(records), replicas)
+            claimed = None if not mark or not mark.claims else tuple(bool(won) for won in rest)
+            return Appended(list(records), replicas, claimed)
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
-        raise ConcurrencyConflict(expected.version, int(value), head[0].decode())
+        raise ConcurrencyConflict(expected.version, int(value), rest[0].decode())
 
     def _run_append(self, keys: list[str], args: list[str | bytes | int | float]) -> list[bytes]:
         # EVALSHA straight away (redis-py's Script wrapper costs more than the script's own work);

@@ -182,13 +182,19 @@ class Scheduled(Protocol):
 class Turns(Protocol):
     """Where the bot seats' turns go once a table has changed (the workers' `TurnQueue`)."""
 
-    def expect(self, table: Table) -> Mark | None:
+    def expect(self, table: Table, *, marked: bool = False) -> Mark | None:
         """Before `table` is appended: have the sweep look at it soon, in case `schedule`
         never runs or fails after the append; the mark for the append to write, if it is
-        the append's to write."""
+        the append's to write. `marked`: the sweep will look at the table anyway (a queued
+        bot turn's claim holds it), so a mark is only worth the append's carrying it."""
         ...
 
-    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled: ...
+    def schedule(
+        self, table: Table, *, keep: bool = False, claimed: Sequence[bool] | None = None
+    ) -> Scheduled:
+        """After `table` is appended: queue its bot turns (and what else it waits for).
+        `claimed`: which of the claims in `expect`'s mark the append won."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -459,8 +465,8 @@ class TableCommands:
         pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=seat)
         try:
             # A bot's turn was queued by a `schedule` that marked the table as waiting until the
-            # turn's claim runs out, so the sweep finds it already: no `expect` needed.
-            _, scheduled = self._commit(loaded.table.id, pending, expected=queued, keep=keep)
+            # turn's claim runs out, so the sweep finds it already.
+            _, scheduled = self._commit(loaded.table.id, pending, marked=queued, keep=keep)
         except ConcurrencyConflict:
             return None
         self._count_move(loaded.table.game, "bot" if substituted is None else "stand_in")
@@ -526,16 +532,16 @@ class TableCommands:
         *,
         idempotency: str | None = None,
         receipt: str = "",
-        expected: bool = False,
+        marked: bool = False,
         keep: bool = False,
     ) -> tuple[Appended | AlreadyAppended, Scheduled | None]:
         """Append `pending`, then queue its bot turns (`keep`: see `Turns.schedule`); what was
         appended, and what was scheduled (None: nothing). Once the append has landed the command
         is done: a failure to queue is logged, never raised, and the sweep queues them. The
-        append that ends the game sets its receipts to expire; its log never does. `expected`:
-        the sweep will look at the table anyway (`Turns.expect` is not needed)."""
+        append that ends the game sets its receipts to expire; its log never does. `marked`:
+        the sweep will look at the table anyway (see `Turns.expect`)."""
         table = pending.after.table
-        mark = self.turns.expect(table) if self.turns is not None and not expected else None
+        mark = None if self.turns is None else self.turns.expect(table, marked=marked)
         ends = any(record.type == GAME_FINISHED for record in pending.records)
         outcome = self.repository.commit(
             table_id,
@@ -549,7 +555,7 @@ class TableCommands:
         scheduled = None
         if isinstance(outcome, Appended) and self.turns is not None:
             try:
-                scheduled = self.turns.schedule(table, keep=keep)
+                scheduled = self.turns.schedule(table, keep=keep, claimed=outcome.claimed)
             except Exception:
                 LOG.exception(
                     "table %s is stored at version %d, but its bot turns could not be queued; "

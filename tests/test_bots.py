@@ -12,7 +12,7 @@ import hmac
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -205,10 +205,12 @@ class GoneAfterAppend:
     def __init__(self, turns: TurnQueue) -> None:
         self.turns = turns
 
-    def expect(self, table: Table) -> Mark | None:
-        return self.turns.expect(table)
+    def expect(self, table: Table, *, marked: bool = False) -> Mark | None:
+        return self.turns.expect(table, marked=marked)
 
-    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
+    def schedule(
+        self, table: Table, *, keep: bool = False, claimed: Sequence[bool] | None = None
+    ) -> Scheduled:
         raise redis.ConnectionError("Redis went away after the append")
 
 
@@ -233,8 +235,11 @@ def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
     assert service.repository.load(table_id).table.version == version
     assert f"table {table_id} is stored at version {version}" in caplog.text
     assert bot_queue(any_redis).count == 0, "no job was queued"
+    claim = claim_key(table_id, version, 1)
+    assert any_redis.exists(claim), "the append claimed the turn, as a queued job holds it"
     assert runtime.turns.sweep(service.queries) == [], "not due before a claim's time"
-    clock.now += runtime.turns.claim_ms / 1000 + 1
+    any_redis.delete(claim)  # the claim runs out ...
+    clock.now += runtime.turns.claim_ms / 1000 + 1  # ... and the table is due for a look
     assert runtime.turns.sweep(service.queries) == [job_id(table_id, version, 1)]
     drain(runtime)
     assert service.repository.load(table_id).table.version > version, "the bot played its turn"
@@ -258,17 +263,29 @@ def test_on_the_games_own_redis_the_append_writes_the_sweeps_mark(runtime: Servi
     assert runtime.turns.redis.zscore(WAITING, table_id) is not None
 
 
-def test_the_sweep_forgets_tables_that_no_bot_waits_for(runtime: Services) -> None:
-    clock = Clock()
-    runtime.turns.clock = clock
-    service = runtime
-    created = service.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
-    table_id = str(created.body["id"])
-    seat_human(service, table_id)
-    drain(runtime)  # the bot moves; now the human is to act
-    clock.now += 10**6
-    assert runtime.turns.sweep(service.queries) == []
-    assert runtime.turns.redis.zcard(WAITING) == 0
+def test_on_the_games_own_redis_the_append_claims_the_bots_turns(runtime: Services) -> None:
+    """The claims ride in the append too: a move that leaves bots to act needs no round trip
+    of its own to claim their turns, only the one that queues them (or none, for the turn a
+    worker keeps)."""
+    redis_client = runtime.turns.redis
+    bots = [BotSeat(seat, "random") for seat in range(2)]
+    table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+    table = runtime.repository.load(table_id).table
+    [seat] = runtime.repository.tables.may_act(table)
+    claim = claim_key(table_id, table.version, seat)
+    assert redis_client.exists(claim), "the append that dealt claimed the first turn"
+    mark = runtime.turns.expect(table)
+    assert mark is not None
+    assert (mark.claims, mark.replace) == ((claim,), True)
+    assert mark.claim_ms == runtime.turns.claim_ms, "no bot delay at this table"
+    bot_queue(redis_client).empty()  # type: ignore[no-untyped-call]
+    redis_client.delete(claim)
+    scheduled = runtime.turns.schedule(table, claimed=(True,))
+    assert scheduled.jobs == [job_id(table_id, table.version, seat)]
+    assert not redis_client.exists(claim), "it took the append's word for the claim"
+    assert runtime.turns.schedule(table, claimed=(False,)).jobs == [], "its winner queued it"
+    kept = runtime.turns.schedule(table, keep=True, claimed=(True,))
+    assert (kept.jobs, kept.kept) == ([], seat)
 
 
 # -- playing a turn -------------------------------------------------------------------------------
@@ -800,18 +817,32 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
     assert writes.count("state") <= turns + 4, "one idle a job, and a few at start and end"
 
 
-def test_a_bots_queued_turn_does_not_mark_its_table_waiting_again(runtime: Services) -> None:
-    """The schedule that queued the turn marked the table waiting: the bot's append does not
-    ask Redis again, and the table stays marked until its next turn is scheduled."""
+def test_a_bots_queued_turn_marks_its_table_only_along_with_its_append(
+    runtime: Services,
+) -> None:
+    """The schedule that queued the turn marked the table waiting: the bot's move writes no
+    mark of its own round trip; on the games' own Redis its append carries the new one."""
     bots = [BotSeat(0, "random"), BotSeat(1, "random")]
     table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
     redis_client = runtime.turns.redis
-    assert redis_client.zscore(WAITING, table_id) is not None
     loaded = runtime.repository.load(table_id)
     (seat,) = runtime.repository.tables.to_act(loaded.table)
-    calls: list[Table] = []
+    asked: list[bool] = []
     expect = runtime.turns.expect
-    runtime.turns.expect = lambda table: calls.append(table) or expect(table)  # type: ignore[method-assign,func-returns-value]
+
+    def spy(table: Table, *, marked: bool = False) -> Mark | None:
+        asked.append(marked)
+        return expect(table, marked=marked)
+
+    runtime.turns.expect = spy  # type: ignore[method-assign]
     assert runtime.player.play(table_id, loaded.version, seat) is Outcome.PLAYED
-    assert calls == []
+    assert asked, "its moves asked for a mark"
+    assert all(asked), "every move of the job knew its table marked"
     assert redis_client.zscore(WAITING, table_id) is not None
+    after = runtime.repository.load(table_id).table
+    apart = TurnQueue(
+        redis_client, runtime.turns.queue, runtime.repository.tables, job_timeout_seconds=5
+    )
+    redis_client.delete(WAITING)
+    assert apart.expect(after, marked=True) is None
+    assert redis_client.zscore(WAITING, table_id) is None, "apart from the games, no mark"

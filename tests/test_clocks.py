@@ -434,18 +434,43 @@ def test_a_far_deadline_waits_in_the_sweeps_set_until_the_hour_before_it(
     hour away: the append marks the table for the hour before it, and then the sweep gives the
     timeout to RQ's scheduler, which runs it at the deadline."""
     services, now, table_id = people_only_table(any_redis)
-    tables, turns = services.repository.tables, services.turns
+    tables = services.repository.tables
     table = services.repository.load(table_id).table
     move = tables.legal_moves(table, 0)[0]
     services.commands.move(table_id, Caller(0), move, table.version, None)
-    table = services.repository.load(table_id).table
-    deadline = tables.deadlines(table)[1]
+    parked_until_the_hour_before(services, now, table_id, 1)
+
+
+def parked_until_the_hour_before(services: Services, now: Now, table_id: str, seat: int) -> None:
+    """No timeout is given to RQ: the table's mark waits for the hour before `seat`'s deadline,
+    and the sweep then hands the timeout over, which comes at the deadline."""
+    turns = services.turns
+    deadline = services.repository.tables.deadlines(services.repository.load(table_id).table)[seat]
     assert not [name for name in scheduled(services) if name.startswith("timeout-")]
-    assert any_redis.zscore(WAITING, table_id) == pytest.approx(handover_ms(services, deadline))
+    assert services.redis.zscore(WAITING, table_id) == pytest.approx(
+        handover_ms(services, deadline)
+    )
     assert turns.sweep(services.queries) == [], "not before the handover"
     sweep_then_time_out(
-        services, now, table_id, 1, at=deadline.timestamp() - turns.handover_seconds + 1
+        services, now, table_id, seat, at=deadline.timestamp() - turns.handover_seconds + 1
     )
+
+
+def test_a_far_deadline_at_a_table_with_a_bot_waits_in_the_sweeps_set_too(
+    any_redis: redis.Redis,
+) -> None:
+    """Once the bot has moved and the person is to act, nothing is given to RQ: the bot's
+    append replaces the mark of the turn it played with the hour before the person's
+    deadline, and the sweep hands the timeout over then."""
+    now = Now(datetime.now(UTC))
+    services = build(any_redis, FULL_SPEED, clock=now)
+    created = services.commands.create("pig10", 2, {"first_seat": 1}, None, [BotSeat(1, "random")])
+    table_id = str(created.body["id"])
+    seat_human(services, table_id)
+    drain(services)  # the bot plays its turn
+    table = services.repository.load(table_id).table
+    assert services.repository.tables.to_act(table) == [0]
+    parked_until_the_hour_before(services, now, table_id, 0)
 
 
 def test_a_parked_deadline_wakes_the_worker_whose_sweep_will_find_it(

@@ -415,6 +415,27 @@ def test_an_append_that_lands_writes_its_mark_and_a_refused_one_does_not(
     assert any_redis.zscore(marks, "refused") is None, "nothing written"
 
 
+def test_an_append_that_lands_claims_its_marks_keys_and_says_which_it_won(
+    any_redis: Client, store: EventStore
+) -> None:
+    marks, free, taken = (f"game:{{{GAME}}}:{name}" for name in ("marks", "free", "taken"))
+    any_redis.set(taken, "someone else's")
+    head = add(store, 1, mark=Mark(marks, "table", 50))
+    claiming = Mark(marks, "table", 70, replace=True, claims=(free, taken), claim_ms=60_000)
+    landed = appended(store.append(GAME, head, counted(1, 2), META, mark=claiming))
+    assert landed.claimed == (True, False)
+    assert any_redis.get(free) == b"1"
+    assert 0 < any_redis.pttl(free) <= 60_000, "a claim runs out"
+    assert any_redis.get(taken) == b"someone else's", "a claim held already is left as it is"
+    assert any_redis.zscore(marks, "table") == 70, "`replace`: the later score replaces it"
+    assert appended(store.append(GAME, landed.position, counted(1, 3), META)).claimed is None
+    refused = Mark(marks, "table", 1, replace=True, claims=(f"game:{{{GAME}}}:refused",))
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, head, counted(1, 2), META, mark=refused)
+    assert not any_redis.exists(f"game:{{{GAME}}}:refused"), "a refused append claims nothing"
+    assert any_redis.zscore(marks, "table") == 70
+
+
 # --- private values -----------------------------------------------------------------------------
 
 SECRET = "https://bot.example/hook?key=never-shown"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
@@ -35,10 +35,11 @@ expiry) lingers after it ran: longer than the longest turn a clock allows. A run
 version stale can finish just after the job was scheduled anew, and set its hash to expire:
 the hash must outlive that until the new time comes. (Scheduling it again clears the expiry.)"""
 HANDOVER_SECONDS = 3600.0
-"""How long before a deadline RQ's scheduler is given its job, at tables where only people
-play. Until then the deadline waits as the table's mark in the sweep's set, which the append
-writes in its own round trip: on a day's clock a move schedules nothing, where scheduling the
-next seat's timeout again was a third of what the web process spent on it besides the append."""
+"""How long before a deadline RQ's scheduler is given its job, while no bot may act. Until
+then the deadline waits as the table's mark in the sweep's set, which the append writes in its
+own round trip: on a day's clock a move that leaves a person to act schedules nothing, where
+scheduling the next seat's timeout again was a third of what the web process spent on it
+besides the append."""
 
 
 def bot_queue(redis: Redis) -> Queue:
@@ -83,10 +84,12 @@ class Scheduled:
 
 @dataclass(frozen=True)
 class Claim:
-    """The bot seats whose turns a pipeline claims, and when they may play (None: at once)."""
+    """The bot seats whose turns are claimed, when they may play (None: at once), and how long
+    from now that is."""
 
     bots: list[int]
     due: datetime | None
+    wait_ms: int = 0
 
 
 class TableSource(Protocol):
@@ -113,10 +116,10 @@ class TurnQueue:
     expiry were never scheduled because the process that appended its change lost Redis or
     died: `expect` marks such a table before the append, and `schedule` clears the mark.
 
-    At a table of people only, a deadline further away than `handover_seconds` (an hour) is not
-    given to RQ's scheduler at each move but waits as the table's mark: the sweep gives it to
-    the scheduler when it comes within the hour, or marks the table again if moves have pushed
-    it back meanwhile. An open table's expiry waits the same way.
+    While no bot may act, a deadline further away than `handover_seconds` (an hour) is not given
+    to RQ's scheduler at each move but waits as the table's mark: the sweep gives it to the
+    scheduler when it comes within the hour, or marks the table again if moves have pushed it
+    back meanwhile. An open table's expiry waits the same way.
     """
 
     def __init__(
@@ -145,25 +148,44 @@ class TurnQueue:
         self.marks_with_appends = marks_with_appends
         self.handover_seconds = handover_seconds
 
-    def expect(self, table: Table) -> Mark | None:
+    def expect(self, table: Table, *, marked: bool = False) -> Mark | None:
         """Before a change to `table` is appended: have the sweep look at it once a claim's
-        time has passed (sooner if it is marked sooner already). So if `schedule` fails after
-        the append, or its process dies, the turns, timeouts and expiry it should have queued
-        are queued all the same. A table of people whose every deadline is further away than
-        `handover_seconds` is marked for when the nearest comes that close instead (`parked`):
-        `schedule` then leaves it to the sweep. On the games' own Redis (`marks_with_appends`)
-        the mark is returned for the append to write, in its round trip and only if it lands;
-        else it is written here. A table with nothing to schedule is not marked."""
-        if has_bots(table):
-            due = self._due()
+        time has passed. So if `schedule` fails after the append, or its process dies, the
+        turns, timeouts and expiry it should have queued are queued all the same. A table
+        whose every deadline is further away than `handover_seconds`, with no bot to act, is
+        marked for when the nearest comes that close instead (`parked`): `schedule` then
+        leaves it to the sweep. On the games' own Redis (`marks_with_appends`) the mark is
+        returned for the append to write, in its round trip and only if it lands, with the
+        claims of the bots' turns the change leaves due (`schedule` is given what the append
+        claimed); else it is written here, and `schedule` claims the turns. A table with
+        nothing to schedule is not marked.
+
+        A table of people keeps the earliest mark asked for; a table with bots takes the new
+        one, which answers for everything the table waits for as of the change (the claim
+        of a bot's turn just played, due soon, must not bring the sweep back for nothing).
+        `marked`: the table is marked already (a queued turn's claim holds it), so a mark of
+        its own round trip is not worth writing; one that rides with the append is."""
+        if marked and not self.marks_with_appends:
+            return None
+        claim = self._claimable(table)
+        if claim.bots:
+            mark = Mark(
+                WAITING,
+                table.id,
+                self._due(claim.wait_ms),
+                replace=True,
+                claims=tuple(claim_key(table.id, table.version, seat) for seat in claim.bots),
+                claim_ms=self.claim_ms + claim.wait_ms,
+            )
         elif (deadline := self._deadline(table)) is None:
             return None
         else:
             parked = self._handover(deadline)
             due = self._due() if parked is None else parked
+            mark = Mark(WAITING, table.id, due, replace=has_bots(table))
         if self.marks_with_appends:
-            return Mark(WAITING, table.id, due)
-        self.redis.zadd(WAITING, {table.id: due}, lt=True)
+            return mark
+        self.redis.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
         return None
 
     def _deadline(self, table: Table) -> datetime | None:
@@ -177,10 +199,9 @@ class TurnQueue:
 
     def parked(self, table: Table) -> float | None:
         """When (milliseconds since the epoch) the sweep is to hand `table`'s deadlines to RQ's
-        scheduler, if the table waits for people only and the nearest of those deadlines is
-        further away than `handover_seconds`; else None: `schedule` has something to queue.
-        At a table with bots `schedule` makes its round trip for their turns anyway."""
-        if has_bots(table) or (deadline := self._deadline(table)) is None:
+        scheduler, if no bot may act there and the nearest of those deadlines is further away
+        than `handover_seconds`; else None: `schedule` has something to queue."""
+        if (deadline := self._deadline(table)) is None or self._claimable(table).bots:
             return None
         return self._handover(deadline)
 
@@ -190,7 +211,9 @@ class TurnQueue:
         handover = deadline.timestamp() - self.handover_seconds
         return handover * 1000 if handover > self.clock() else None
 
-    def schedule(self, table: Table, *, keep: bool = False) -> Scheduled:
+    def schedule(
+        self, table: Table, *, keep: bool = False, claimed: Sequence[bool] | None = None
+    ) -> Scheduled:
         """Queue the turns of `table`'s bot seats that may act and are not queued yet, and the
         timeouts of the people it waits for; nothing while its deadlines are parked (`parked`).
 
@@ -198,8 +221,12 @@ class TurnQueue:
         at once of a built-in bot itself, in the same job: the turn is claimed like the others,
         so if the worker dies before it moves, the claim runs out and the sweep queues it.
 
+        `claimed`: the append that stored `table` claimed its bots' turns already (the mark of
+        `expect`), and these are the claims it won, one per bot seat that may act.
+
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
-        turns; one more queues the turns claimed, if any."""
+        turns, unless the append claimed them and there is nothing else to schedule; one more
+        queues the turns claimed, if any."""
         if self.parked(table) is not None:
             # The table's mark, written with the append, waits for them; the sweep that will
             # find it runs in the worker, which an embedded service starts when woken.
@@ -208,9 +235,12 @@ class TurnQueue:
         # Not a transaction: nothing here reads what another client may change meanwhile.
         with self.redis.pipeline(transaction=False) as pipe:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
-            claim = self._claim(table, pipe)
-            replies = pipe.execute()
-        fresh = self._won(claim, replies)
+            claim = self._claim(table, pipe) if claimed is None else self._claimable(table)
+            replies = pipe.execute()  # no round trip when there is nothing in it
+        if claimed is None:
+            fresh = self._won(claim, replies)
+        else:
+            fresh = [seat for seat, won in zip(claim.bots, claimed, strict=True) if won]
         kept = (
             next((seat for seat in fresh if self._plays_here(table, seat, claim)), None)
             if keep
@@ -261,23 +291,29 @@ class TurnQueue:
     def _claim(self, table: Table, pipe: Pipeline) -> Claim:
         """Claim in `pipe` the turns of `table`'s bot seats that may act, and mark the table
         as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
-        if not has_bots(table):
+        claim = self._claimable(table)
+        if not claim.bots:
             # What `expect` marked the table for, the timeouts or the expiry, is scheduled
             # in this same pipeline: the sweep need not look again.
             pipe.zrem(WAITING, table.id)
+            return claim
+        claim_ms = self.claim_ms + claim.wait_ms
+        for seat in claim.bots:
+            pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
+        pipe.zadd(WAITING, {table.id: self._due(claim.wait_ms)})
+        return claim
+
+    def _claimable(self, table: Table) -> Claim:
+        """The turns of `table`'s bot seats that may act, to be claimed."""
+        if not has_bots(table) or table.status is not Status.RUNNING:
             return Claim([], None)
         may_act = self.tables.may_act(table)
-        bots = table.bots_among(may_act) if table.status is Status.RUNNING else []
+        bots = table.bots_among(may_act)
         if not bots:
-            pipe.zrem(WAITING, table.id)
             return Claim([], None)
         due = self._paced(table, may_act)
         wait_ms = 0 if due is None else max(0, round((due.timestamp() - self.clock()) * 1000))
-        claim_ms = self.claim_ms + wait_ms
-        for seat in bots:
-            pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
-        pipe.zadd(WAITING, {table.id: self._due(wait_ms)})
-        return Claim(bots, due)
+        return Claim(bots, due, wait_ms)
 
     @staticmethod
     def _won(claim: Claim, replies: list[Any]) -> list[int]:
