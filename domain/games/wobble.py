@@ -272,6 +272,17 @@ class Attack:
     """No Jerk card has been played on its top card yet."""
     doubled: int = 0
     """Doubles played on a Skip stack: each doubles the turns its target loses (only theirs)."""
+    dealt: bool = False
+    """Its card is the starting card, turned up by the deal for the dealer: no seat played it.
+    A Jerk card played on it, or a grey card sending it on, leaves it so; a pass or a capture
+    makes it a seat's."""
+
+
+def _turned_up(state: State) -> State:
+    """`state` after the starting card acted: an attack it opened is the deal's."""
+    if state.attack is None:
+        return state
+    return replace(state, attack=replace(state.attack, dealt=True))
 
 
 @dataclass(frozen=True)
@@ -596,9 +607,9 @@ class Wobble(DecidesBySteps):
                 options = choices(state, data["seat"], card)
                 if len(options) > 1:
                     return replace(state, phase=OPENING, turn=data["seat"])
-                return self._played(state, data["seat"], card, 1, options[0])
+                return _turned_up(self._played(state, data["seat"], card, 1, options[0]))
             case "StartCardResolved":
-                return self._played(state, data["seat"], CARD[state.top or ""], 1, data)
+                return _turned_up(self._played(state, data["seat"], CARD[state.top or ""], 1, data))
             case "CardsPlayed":
                 return self._cards_played(state, data)
             case "HalfHandDiscarded":
@@ -777,10 +788,10 @@ class Wobble(DecidesBySteps):
             return replace(state, attack=replace(attack, amount=attack.amount * 2))
         if symbol == CAPTURE:
             assert target is not None
-            attack = replace(attack, owner=seat, target=target, directed_by=seat)
+            attack = replace(attack, owner=seat, target=target, directed_by=seat, dealt=False)
             return replace(state, attack=attack)
         # Not Me: every other seat suffers the effect; its player stands in for the owner.
-        attack = replace(attack, owner=seat, directed_by=seat)
+        attack = replace(attack, owner=seat, directed_by=seat, dealt=False)
         victims = [other for other in _seats_from(state, attack.target) if other != seat]
         return self._suffer(replace(state, attack=attack, toss=None), victims, one_each=True)
 
@@ -1290,6 +1301,7 @@ class Wobble(DecidesBySteps):
                 "passed": attack.passed,
                 "jerk_allowed": attack.jerk_open,
                 "doubled": attack.doubled,
+                "dealt": attack.dealt,
             },
             "pending": [
                 {"kind": step.kind, "seat": step.seat, "subject": step.subject}
@@ -1429,6 +1441,7 @@ class Wobble(DecidesBySteps):
                 attack["passed"],
                 attack["jerk_allowed"],
                 attack["doubled"],
+                attack["dealt"],
             ),
             steps=tuple(Step(step["kind"], step["seat"], step["subject"]) for step in pending),
             toss=None if toss is None else toss["card"],

@@ -142,11 +142,13 @@ def of_type(events: Iterable[Event], kind: str) -> list[dict[str, Any]]:
     return [dict(event.data) for event in events if event.type == kind]
 
 
-def start_with(card: str, players: int = 4) -> State:
-    """Round 0 dealt by hand (six cards each), `card` turned up by the dealer, seat 0."""
+def start_with(card: str, players: int = 4, *hands: Sequence[str]) -> State:
+    """Round 0 dealt by hand (`hands`, then six fillers each), `card` turned up by the dealer,
+    seat 0."""
     state = RULES.initial_state(players, INFO.resolve_options(players, {}))
     events = [Event("RoundStarted", {"round": 0, "dealer": 0})]
-    events += [Event("CardsDealt", {"seat": s, "cards": [FILLER] * 6}) for s in range(players)]
+    dealt = [list(hand) for hand in hands] + [[FILLER] * 6] * (players - len(hands))
+    events += [Event("CardsDealt", {"seat": s, "cards": dealt[s]}) for s in range(players)]
     return fold(state, [*events, Event("StartCardTurned", {"seat": 0, "card": card})])
 
 
@@ -1004,6 +1006,20 @@ def test_not_me_after_a_doubled_skip_stack_costs_every_victim_twice() -> None:
     after, _ = act(passed, 3, {"type": "jerk", "card": "brown:not_me"})
     assert after.turn == 3
     assert after.lost == (4, 4, 3, 0)
+
+
+def test_the_view_tells_a_stack_the_deal_turned_up_from_one_a_seat_played() -> None:
+    """The web client names the attack's origin by `dealt`: a Skip turned up for the dealer
+    stays the deal's under a Double, and becomes the seat's that passes it on."""
+    state = start_with("magenta:skip", 3, [FILLER], ["cyan:skip", FILLER], ["brown:double"])
+    assert state.attack is not None
+    assert (state.attack.owner, state.attack.target) == (0, 1)
+    assert RULES.view(state, None)["attack"]["dealt"] is True
+    doubled, _ = act(state, 2, {"type": "jerk", "card": "brown:double"})
+    assert RULES.view(doubled, 1)["attack"]["dealt"] is True, "a Jerk card played on it"
+    passed, _ = act(doubled, 1, {"type": "pass", "cards": ["cyan:skip"]})
+    view = RULES.view(passed, 0)["attack"]
+    assert (view["owner"], view["dealt"]) == (1, False)
 
 
 def test_one_jerk_per_offensive_card_never_by_its_owner_a_new_card_reopens() -> None:

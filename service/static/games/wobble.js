@@ -196,9 +196,7 @@ function attackPanel(state, ctx) {
   if (!attack) return null;
   const target = attack.target === ctx.seat ? "you" : seatName(ctx, attack.target);
   const redirected = attack.directed_by === attack.owner ? "" : `, sent on by ${seatName(ctx, attack.directed_by)}`;
-  // Nobody played the starting card: the deal turned it up, and it acts for the dealer.
-  const dealt = attack.owner === state.dealer && !attack.passed && !state.discard_pile;
-  const origin = dealt ? `turned up by the deal as the starting card (it acts for the dealer, ${seatName(ctx, state.dealer)})`
+  const origin = attack.dealt ? `turned up by the deal as the starting card (it acts for the dealer, ${seatName(ctx, state.dealer)})`
     : `played by ${seatName(ctx, attack.owner)}`;
   return h("section", { class: "zone attack", "aria-label": "Open attack" },
     h("h3", {}, "⊕ Attack"),
