@@ -235,3 +235,30 @@ def test_a_paired_level_compares_in_a_game_that_grows_a_tree() -> None:
         assert paired.choose(turn, Random(index)) == STEP
         tree_plays.add(repr(tree.choose(turn, Random(index))))
     assert repr(PLAY) in tree_plays
+
+
+def test_rollnbump_leaves_re_rolls_to_its_planner_at_hard_and_medium_as_it_was() -> None:
+    """Roll'n Bump's shortlist is read only where paired playouts compare (hard): there a
+    re-roll is the planner's, played without a playout; medium's tree chooses as it did before
+    the game declared a shortlist."""
+    declared = REGISTRY.game("rollnbump")
+    assert declared.shortlist is not None
+    assert declared.planner is not None
+    without = GameRegistry([replace(declared, shortlist=None)])
+    medium = SearchBot(replace(LEVELS["medium"], seconds=math.inf), REGISTRY, stopped_clock)
+    medium_before = SearchBot(medium.budget, without, stopped_clock)
+    hard = SearchBot(replace(LEVELS["hard"], seconds=math.inf), REGISTRY, stopped_clock)
+    rolls = 0
+    for index, (state, seat, players, options) in enumerate(decisions(declared.rules, 5)):
+        if index % 7:
+            continue
+        turn = turn_at(declared.rules, state, seat, players, options)
+        assert medium.choose(turn, Random(index)) == medium_before.choose(turn, Random(index))
+        planned = declared.planner(turn, Random(index))
+        if planned["type"] == "roll":
+            rolls += 1
+            sampling = Sampling(declared.rules)
+            sampled = turn_at(sampling, state, seat, players, options)
+            assert hard.choose(sampled, Random(index)) == planned
+            assert sampling.samples == []
+    assert rolls > 0

@@ -21,6 +21,7 @@ from domain.heuristics.rollnbump import (
     plan_turn,
     planned_keep,
     read_table,
+    shortlist,
 )
 from tests.games.test_rollnbump import END, claim, dealt, fold, position, roll, spot
 
@@ -197,3 +198,26 @@ def test_the_planner_stops_when_no_roll_promises_more() -> None:
         ["red-triple"], dice=[2, 3, 6, 6, 6], rolls=2, joker=(1, "blue"), white_holder=1
     )
     assert plan_turn(turn_of(state), Random(1)) == claim(0, 6, 6, 6)
+
+
+# --- what the hard level compares ----------------------------------------------------------------
+
+
+def test_the_shortlist_leaves_re_rolls_to_the_planner() -> None:
+    # The planner re-rolls towards the run of five: paired playouts get nothing else to compare.
+    state = position(
+        ["blue-run-5", "red-pair"], dice=[3, 4, 5, 5, 6], rolls=2, joker=(1, "blue"), white_holder=1
+    )
+    assert shortlist(turn_of(state), Random(1)) == [roll(3, 4, 5, 6)]
+
+
+def test_the_shortlist_weighs_every_claim_but_no_re_roll_once_the_planner_stops() -> None:
+    state = position(
+        ["red-triple"], dice=[2, 3, 6, 6, 6], rolls=2, joker=(1, "blue"), white_holder=1
+    )
+    turn = turn_of(state)
+    moves = shortlist(turn, Random(1))
+    assert moves[0] == claim(0, 6, 6, 6)
+    others = [move for move in turn.moves if move["type"] != "roll"]
+    assert sorted(map(repr, moves)) == sorted(map(repr, others))
+    assert any(move["type"] == "roll" for move in turn.moves)
