@@ -201,7 +201,11 @@ class TurnQueue:
         """When (milliseconds since the epoch) the sweep is to hand `table`'s deadlines to RQ's
         scheduler, if no bot may act there and the nearest of those deadlines is further away
         than `handover_seconds`; else None: `schedule` has something to queue."""
-        if (deadline := self._deadline(table)) is None or self._claimable(table).bots:
+        return self._parked(table, self._claimable(table))
+
+    def _parked(self, table: Table, claim: Claim) -> float | None:
+        """`parked`, given the turns `claim`able at `table`."""
+        if claim.bots or (deadline := self._deadline(table)) is None:
             return None
         return self._handover(deadline)
 
@@ -227,7 +231,8 @@ class TurnQueue:
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns, unless the append claimed them and there is nothing else to schedule; one more
         queues the turns claimed, if any."""
-        if self.parked(table) is not None:
+        claim = self._claimable(table)
+        if self._parked(table, claim) is not None:
             # The table's mark, written with the append, waits for them; the sweep that will
             # find it runs in the worker, which an embedded service starts when woken.
             self.wake()
@@ -235,7 +240,8 @@ class TurnQueue:
         # Not a transaction: nothing here reads what another client may change meanwhile.
         with self.redis.pipeline(transaction=False) as pipe:
             ids = self._expiry(table, pipe) + self._timeouts(table, pipe)
-            claim = self._claim(table, pipe) if claimed is None else self._claimable(table)
+            if claimed is None:
+                self._claim(table, claim, pipe)
             replies = pipe.execute()  # no round trip when there is nothing in it
         if claimed is None:
             fresh = self._won(claim, replies)
@@ -288,20 +294,18 @@ class TurnQueue:
         pipe.persist(Job.key_for(name))
         return name
 
-    def _claim(self, table: Table, pipe: Pipeline) -> Claim:
-        """Claim in `pipe` the turns of `table`'s bot seats that may act, and mark the table
-        as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
-        claim = self._claimable(table)
+    def _claim(self, table: Table, claim: Claim, pipe: Pipeline) -> None:
+        """Claim in `pipe` the turns of `claim`, `table`'s bot seats that may act, and mark the
+        table as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
         if not claim.bots:
             # What `expect` marked the table for, the timeouts or the expiry, is scheduled
             # in this same pipeline: the sweep need not look again.
             pipe.zrem(WAITING, table.id)
-            return claim
+            return
         claim_ms = self.claim_ms + claim.wait_ms
         for seat in claim.bots:
             pipe.set(claim_key(table.id, table.version, seat), 1, nx=True, px=claim_ms)
         pipe.zadd(WAITING, {table.id: self._due(claim.wait_ms)})
-        return claim
 
     def _claimable(self, table: Table) -> Claim:
         """The turns of `table`'s bot seats that may act, to be claimed."""
