@@ -1,8 +1,8 @@
 """Clients for the URLs the service is configured with: one Redis server, or a Redis Cluster.
 
 `redis+cluster://[user:password@]host:port[,host:port...]` names a cluster by some of its nodes
-(the client finds the rest), in the form Flask-Limiter's storage reads too, so the rate limits
-take the same URL. Any other URL is redis-py's `Redis.from_url`.
+(the client finds the rest), in the form the `limits` library's storage reads too, so the rate
+limits take the same URL. Any other URL is redis-py's `Redis.from_url`.
 
 The cluster client answers every command the store, snapshots, index, vault and quotas send:
 each command and script touches the keys of one game only, all hash-tagged `game:{id}:...` into

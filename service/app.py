@@ -10,14 +10,13 @@ from typing import Any
 
 import redis
 from flask import Flask, Response
-from flask_limiter import Limiter
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from domain.catalogue import BotCatalogue
 from service.client import CONTENT_SECURITY_POLICY, OPENAPI, client
 from service.config import Config
 from service.errors import register_error_handlers
-from service.limits import limit_routes
+from service.limits import Limiter, limit_routes
 from service.observe import observe
 from service.routes import REFUSE_WEBHOOK, api
 from service.stream import StreamHub, StreamLimit

@@ -82,7 +82,8 @@ class Config:
     rate_limits: bool = True
     """Whether the limits below are enforced (`SPIELTISCH_RATE_LIMITS=off` turns them off)."""
     limit_tables: str = "30/second"
-    """Tables one client address may open (`SPIELTISCH_LIMIT_TABLES`, Flask-Limiter syntax)."""
+    """Tables one client address may open (`SPIELTISCH_LIMIT_TABLES`, in the `limits` library's
+    syntax, such as `30/second;600/minute`)."""
     limit_seats: str = "60/second"
     """Seats one client address may take."""
     limit_moves: str = "100/second"

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
-from flask_limiter.util import get_remote_address
 from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
@@ -24,6 +23,7 @@ from service.errors import (
     NoRulebook,
     UnsupportedMediaType,
 )
+from service.limits import client_address
 from service.rulebook import rulebook
 from service.stream import StreamHub, StreamLimit, event_stream
 from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
@@ -203,7 +203,7 @@ def create_table() -> tuple[Response, int]:
     table = commands().create(
         *(args["game"], args["seats"], args["options"], args["entropy"], bots),
         clock=args["clock"],
-        owner=get_remote_address(),
+        owner=client_address(),
     )
     response, status = dumped(TABLE_VIEW, table, 201)
     response.headers["Location"] = f"{api.url_prefix}/tables/{table.body['id']}"

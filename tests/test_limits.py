@@ -16,7 +16,7 @@ from flask.testing import FlaskClient
 from bootstrap import web_app
 from service.config import Config
 from tests.faults import RedisServer
-from tests.live import TEST_REDIS_URL
+from tests.live import TEST_REDIS_URL, free_port
 
 TIGHT = Config(limit_tables="3/minute", limit_moves="2/minute", limit_reads="2/minute")
 
@@ -116,6 +116,26 @@ def test_a_limited_request_is_counted_and_its_headers_answered_in_one_round_trip
     # Inside the counting script, Redis counts the calls it makes: a TTL beside each INCRBY.
     assert calls("get") == 0, "the headers asked Redis nothing more"
     assert calls("ttl") == calls("incrby"), "... nor the reset: each TTL is the count's"
+
+
+def test_a_limiter_that_cannot_reach_its_redis_lets_requests_through() -> None:
+    """The counts live where `redis_url` says; the games here in a Redis that answers. A request
+    the limiter cannot count goes on, without headers, rather than failing on the counter."""
+    nowhere = f"redis://127.0.0.1:{free_port()}/0"
+    config = replace(TIGHT, redis_url=nowhere, signing_key="22" * 32)
+    client = web_app(config, redis_client=fakeredis.FakeRedis()).test_client()
+    answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [201] * 4, "3/minute, not counted"
+    assert "RateLimit-Limit" not in answers[0].headers
+
+
+def test_a_route_with_two_windows_is_refused_by_the_one_it_exceeds() -> None:
+    client = tight_app(fakeredis.FakeRedis(), limit_tables="2/minute;3/hour").test_client()
+    answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(3)]
+    assert [answer.status_code for answer in answers] == [201, 201, 429]
+    assert answers[0].headers["RateLimit-Limit"] == "2", "the smallest window answers"
+    assert answers[2].headers["RateLimit-Limit"] == "2"
+    assert "Retry-After" not in answers[0].headers, "only a refusal says when to retry"
 
 
 def test_limits_can_be_turned_off() -> None:
