@@ -1,7 +1,8 @@
 """`python -m arena pig10 search heuristic`: seeded games between bots, and who is stronger.
 
 Each entrant is a bot of the catalogue, `name` or `name:level`, one per seat. The entrants
-rotate through the seats from game to game, so each sits in every seat equally often.
+rotate through the seats from game to game, so each sits in every seat equally often, and seat 0
+starts every game, so each entrant starts equally often too.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from arena.report import chart, table, write_games
 from arena.stats import standings
 from domain.catalogue import BotCatalogue, default_catalogue
 from domain.registry import default_registry
-from domain.rules import JSON
+from domain.rules import FIRST_SEAT, JSON
 from domain.table import Tables
 
 
@@ -39,6 +40,12 @@ def play_here(pairing: Pairing) -> GameRecord:
 def pairings(
     game: str, lineup: Sequence[Entrant], games: int, options: Mapping[str, JSON], seed: str
 ) -> list[Pairing]:
+    """The games to play. Seat 0 starts each of them where the game lets a table name who
+    starts (`first_seat`) and `options` do not: with the seats rotated, every entrant then
+    starts equally often. A start drawn from each game's seed made it a coin toss per game,
+    which in Roll'n Bump, where starting is worth some 7 points of win rate, blurred a row."""
+    if FIRST_SEAT in local()[0].registry[game].info.options:
+        options = {FIRST_SEAT.name: 0, **options}
     return [
         Pairing(game, index, seats, options, seed)
         for index, seats in enumerate(rotated(lineup, games))

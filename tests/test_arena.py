@@ -10,10 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from arena.__main__ import main, run
-from arena.match import Entrant, GameRecord, rotated
+from arena.__main__ import local, main, pairings, run
+from arena.match import Entrant, GameRecord, execute, rotated
 from arena.report import chart, table, write_games
 from arena.stats import bradley_terry, p_above, standings, wilson
+from domain.dice import commitment
+from domain.table import CreateGame, TakeSeat
 
 RANDOM = Entrant("random")
 HEURISTIC = Entrant("heuristic")
@@ -31,6 +33,35 @@ def test_rotation_sits_every_entrant_in_every_seat_equally() -> None:
     for seat in range(3):
         assert Counter(str(seating[seat]) for seating in seatings) == {"search": 2, "random": 4}
     assert all(Counter(map(str, seating)) == {"search": 1, "random": 2} for seating in seatings)
+
+
+def test_every_entrant_starts_equally_often() -> None:
+    """Seat 0 starts every game and the entrants rotate through it; options naming another
+    first seat win."""
+    lineup = [Entrant("search"), RANDOM, HEURISTIC]
+    games = pairings("rollnbump", lineup, 6, {}, "start")
+    assert {pairing.options["first_seat"] for pairing in games} == {0}
+    assert Counter(str(pairing.seats[0]) for pairing in games) == {
+        "search": 2,
+        "random": 2,
+        "heuristic": 2,
+    }
+    named = pairings("rollnbump", lineup, 3, {"first_seat": 2}, "start")
+    assert {pairing.options["first_seat"] for pairing in named} == {2}
+
+
+@pytest.mark.parametrize("game", ["pig10", "krumme10", "krasskariert", "wobble", "rollnbump"])
+def test_seat_0_acts_first_in_each_arena_game(game: str) -> None:
+    """As `play_locally` sets the table up."""
+    tables, _ = local()
+    players = 3 if game == "krasskariert" else 2
+    pairing = pairings(game, [RANDOM] * players, 4, {}, "start")[1]
+    seed = pairing.table_seed()
+    create = CreateGame("t", game, players, dict(pairing.options), commitment(seed))
+    table = execute(tables, None, create, seed)
+    for number in range(players):
+        table = execute(tables, table, TakeSeat(number, "r", None, bot="random"), seed)
+    assert tables.may_act(table) == [0]
 
 
 def test_wilson_interval_matches_the_textbook() -> None:
