@@ -102,6 +102,15 @@ COMBINATIONS: dict[tuple[int, ...], tuple[tuple[int, int], ...]] = {
 }
 """Every window of number and X cards, with what it may be played as. A window holding a
 DRAW or STOP card is absent: those cards are only ever played alone."""
+COUNTS_TO_BEAT = {
+    SINGLE: (1, 2, 3),
+    RUN2: (2, 3),
+    PAIR: (2, 3),
+    RUN3: (3,),
+    TRIPLE: (3,),
+}
+"""How many cards a combination beating one of each kind may have: a higher kind beats any rank
+of a lower one, and a window of one card is only ever a single, of two a 2-run or a pair."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -522,6 +531,7 @@ class KrassKariert(DecidesBySteps):
         if state.drawn is not None:
             return list(insert_moves(len(hand)))
         lowest = to_beat(state)
+        counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
         moves: list[JSON] = []
         size = len(hand)
         for at, card in enumerate(hand):
@@ -531,10 +541,12 @@ class KrassKariert(DecidesBySteps):
             if card == DRAW:
                 moves.append({"type": "draw", "at": at})
                 continue
-            for count in (1, 2, 3):
-                combinations = COMBINATIONS.get(hand[at : at + count])
+            for count in counts:
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > size or combinations is None:
+                if at + count > size:
+                    break
+                combinations = COMBINATIONS.get(hand[at : at + count])
+                if combinations is None:
                     break
                 # Plain loops: this is the engine's hottest code.
                 for combination in combinations:
