@@ -19,6 +19,7 @@ from functools import cache
 from itertools import product
 from math import exp
 from random import Random
+from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
@@ -113,9 +114,13 @@ COUNTS_TO_BEAT = {
 of a lower one, and a window of one card is only ever a single, of two a 2-run or a pair."""
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
-    """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0)."""
+class Play(NamedTuple):
+    """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0).
+
+    A named tuple rather than a frozen dataclass, as `Event` is: each card played builds two (one
+    to check the move, one in the trick), and a frozen dataclass's `__init__` sets each field by
+    `object.__setattr__`.
+    """
 
     seat: int
     cards: tuple[int, ...]
@@ -295,7 +300,7 @@ def _cards_json(cards: Iterable[int]) -> list[JSON]:
 
 
 def _codes(cards: list[JSON]) -> tuple[int, ...]:
-    return tuple(CODE[card] for card in cards)
+    return tuple([CODE[card] for card in cards])
 
 
 # The moves below are built once and shared by every `legal_moves` answer that lists them (the
@@ -334,10 +339,11 @@ def _whole_number(value: JSON) -> bool:
 
 def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
-    if not isinstance(move, Mapping):
+    if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
-    kind = move.get("type")
-    if not isinstance(kind, str) or frozenset(move) != MOVE_FIELDS.get(kind):
+    kind = move["type"]
+    fields = MOVE_FIELDS.get(kind)
+    if fields is None or move.keys() != fields:
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
     if not _whole_number(move["at"]):
         raise RuleError("move-format", "at must be a whole number (a position in your hand)")
@@ -429,7 +435,6 @@ class KrassKariert(DecidesBySteps):
                     state,
                     hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
                     reserves=_with(state.reserves, seat, tuple(reserve)),
-                    trick=state.trick,
                     turn=state.waiting[0] if state.waiting else None,
                     waiting=state.waiting[1:],
                     # Reserves lie face up: everyone saw this card go in, and where.
@@ -509,7 +514,6 @@ class KrassKariert(DecidesBySteps):
         return replace(
             state,
             hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
-            reserves=state.reserves,
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
@@ -620,7 +624,7 @@ class KrassKariert(DecidesBySteps):
                 'a DRAW or STOP card is no combination card: play it alone as {"type": "draw"} '
                 'or {"type": "stop"}',
             )
-        if all(card == X for card in window) and count > 1:
+        if count > 1 and all(card == X for card in window):
             raise RuleError("x-needs-number", "a combination of X cards needs a number card")
         if declared not in combinations:
             cards = ", ".join(str(WIRE[card]) for card in window)
