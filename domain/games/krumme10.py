@@ -250,22 +250,24 @@ def _face_json(code: int) -> tuple[int, bool]:
     return VALUE[code], code == PINK_FOUR
 
 
-def card_json(card: Card) -> dict[str, JSON]:
-    """A dealt or drawn card as its event records it, its down face included (redacted)."""
+def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
+    """A dealt or drawn card (its id and face codes) as its event records it, its down face
+    included (redacted). From the numbers, not a `Card`: a card turned up is not built twice."""
     return {
-        "id": card.id,
-        "face": VALUE[card.face],
-        "pink": card.face == PINK_FOUR,
-        "back": VALUE[card.back],
-        "back_pink": card.back == PINK_FOUR,
+        "id": card_id,
+        "face": VALUE[face],
+        "pink": face == PINK_FOUR,
+        "back": VALUE[back],
+        "back_pink": back == PINK_FOUR,
     }
 
 
 def _card_from_json(data: Mapping[str, JSON]) -> Card:
+    # `_face_code` written out: every card drawn and turned up is read here.
     return Card(
         data["id"],
-        _face_code(data["face"], data["pink"]),
-        _face_code(data["back"], data["back_pink"]),
+        PINK_FOUR if data["pink"] else data["face"],
+        PINK_FOUR if data["back_pink"] else data["back"],
     )
 
 
@@ -302,14 +304,17 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
     return -1, None
 
 
-def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> State:
-    """`state` after `seat` won `cards` worth `points`."""
+# The evolvers below copy the state once per event: these helpers give the fields a step changes,
+# for the evolver to merge into its one `replace`.
+
+
+def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> dict[str, object]:
+    """The fields that change as `seat` wins `cards` worth `points`."""
     scores = state.scores
-    return replace(
-        state,
-        scores=(*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
-        won=_with(state.won, seat, state.won[seat] + cards),
-    )
+    return {
+        "scores": (*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
+        "won": _with(state.won, seat, state.won[seat] + cards),
+    }
 
 
 def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
@@ -324,17 +329,24 @@ def landing(total: int, target: int, face: int) -> tuple[int, int]:
     return total + value, RAISED_TARGET if value == 4 else target
 
 
-def _outcome_phase(state: State, may_steal: bool) -> str:
-    """The step after a card landed (and after a pink 4's direction choice)."""
-    if state.total > state.target:
+def _outcome_phase(
+    total: int,
+    target: int,
+    turn: int | None,
+    hands: tuple[tuple[Card, ...], ...],
+    may_steal: bool,
+) -> str:
+    """The step after a card landed (and after a pink 4's direction choice), from the state's
+    `total`, `target`, `turn` and `hands` once it landed."""
+    if total > target:
         return FOULED
-    if may_steal and state.turn is not None and _others_hold_cards(state, state.turn):
+    if may_steal and turn is not None and _others_hold_cards(hands, turn):
         return CHOICE
-    return CHOICE if state.total == state.target else DRAWING
+    return CHOICE if total == target else DRAWING
 
 
-def _others_hold_cards(state: State, seat: int) -> bool:
-    return any(hand for other, hand in enumerate(state.hands) if other != seat)
+def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
+    return any(hand for other, hand in enumerate(hands) if other != seat)
 
 
 # --- evolve: one function per event --------------------------------------------------------------
@@ -358,17 +370,21 @@ def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
 ) -> State:
     """`state` after `placed` left `owner`'s hand (`hand` is what stays) for the display."""
-    landed = replace(
-        state,
-        hands=_with(state.hands, owner, hand),
-        display=(*state.display, placed),
-        total=data["total"],
-        target=data["target"],
-    )
+    hands = _with(state.hands, owner, hand)
+    total, target = data["total"], data["target"]
     face = placed.card.face
-    # The phase follows from the landed state, hence a second copy (of the new state only).
-    phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
-    return replace(landed, phase=phase)
+    if face == PINK_FOUR:
+        phase = DIRECTION
+    else:
+        phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
+    return replace(
+        state,
+        hands=hands,
+        display=(*state.display, placed),
+        total=total,
+        target=target,
+        phase=phase,
+    )
 
 
 def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
@@ -387,22 +403,23 @@ def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    turned = replace(state, direction=data["direction"])
-    return replace(turned, phase=_outcome_phase(turned, may_steal=False))
+    # The direction does not change what comes next: the phase follows from the state as it is.
+    phase = _outcome_phase(state.total, state.target, state.turn, state.hands, may_steal=False)
+    return replace(state, direction=data["direction"], phase=phase)
 
 
 def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
     return replace(state, phase=DRAWING)
 
 
-def _cleared(state: State, discarded: list[Card]) -> State:
-    return replace(
-        state,
-        discarded=(*state.discarded, *discarded),
-        display=(),
-        total=0,
-        target=TARGET,
-    )
+def _clearing(state: State, discarded: list[Card]) -> dict[str, object]:
+    """The fields that change as the display is cleared, `discarded` going to the discard pile."""
+    return {
+        "discarded": (*state.discarded, *discarded),
+        "display": (),
+        "total": 0,
+        "target": TARGET,
+    }
 
 
 def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
@@ -417,24 +434,29 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
         else:
             discarded.append(card)
     points = data["points"] + data["jackpot_points"]
-    scored = _scored(state, data["seat"], tuple(won), points)
-    return _cleared(replace(scored, phase=DRAWING), discarded)
+    return replace(
+        state,
+        **_scoring(state, data["seat"], tuple(won), points),
+        **_clearing(state, discarded),
+        phase=DRAWING,
+    )
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
     scorers = tuple(data["scorers"])
-    fouled = replace(
+    return replace(
         state,
+        **_clearing(state, [placed.card for placed in state.display]),
         foul_scorers=scorers,
         foul_any_card=data["any_card"],
         phase=FOUL if scorers else DRAWING,
     )
-    return _cleared(fouled, [placed.card for placed in state.display])
 
 
-def _next_foul_scorer(state: State) -> State:
+def _next_foul_scorer(state: State) -> dict[str, object]:
+    """The fields that change as the head of the foul scorers has decided."""
     rest = state.foul_scorers[1:]
-    return replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
+    return {"foul_scorers": rest, "phase": FOUL if rest else DRAWING}
 
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
@@ -442,12 +464,16 @@ def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     won = card.flipped() if data["flip"] else card
-    played = replace(state, hands=_with(state.hands, seat, hand))
-    return _next_foul_scorer(_scored(played, seat, (won,), data["points"]))
+    return replace(
+        state,
+        hands=_with(state.hands, seat, hand),
+        **_scoring(state, seat, (won,), data["points"]),
+        **_next_foul_scorer(state),
+    )
 
 
 def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return _next_foul_scorer(state)
+    return replace(state, **_next_foul_scorer(state))
 
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
@@ -742,15 +768,16 @@ def _show_top(log: Decision[State], rng: Chance) -> None:
     state = log.state
     if state.draw_pile_size:
         face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
-        log.add("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
+        log.add("TopCardShown", {"card": card_json(state.next_id, face, back)})
 
 
 def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
     if log.state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
-    assert log.state.draw_top is not None
-    log.add("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
+    top = log.state.draw_top
+    assert top is not None
+    log.add("CardDrawn", {"seat": seat, "card": card_json(top.id, top.face, top.back)})
     _show_top(log, rng)
     state = log.state
     if state.draw_pile_size or state.variant == SHOWDOWN:
@@ -802,6 +829,15 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     log.add("GameEnded", {"reason": "cards-gone"})
 
 
+def seat_to_act(state: State) -> int | None:
+    """The one seat the game waits for (`to_act` without building a set), None if none."""
+    if state.phase == FOUL:
+        return state.foul_scorers[0]
+    if state.phase in (PLAY, DIRECTION, CHOICE):
+        return state.turn
+    return None
+
+
 def _advance(log: Decision[State], rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
@@ -840,7 +876,7 @@ class Krumme10(DecidesBySteps):
         events = []
         for seat in range(players):
             dealt = range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)
-            cards = [card_json(Card(index, *_oriented(deck[index], rng))) for index in dealt]
+            cards = [card_json(index, *_oriented(deck[index], rng)) for index in dealt]
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
@@ -854,11 +890,8 @@ class Krumme10(DecidesBySteps):
         return evolve(state, event)
 
     def to_act(self, state: State) -> frozenset[int]:
-        if state.phase == FOUL:
-            return frozenset({state.foul_scorers[0]})
-        if state.phase in (PLAY, DIRECTION, CHOICE) and state.turn is not None:
-            return frozenset({state.turn})
-        return frozenset()
+        seat = seat_to_act(state)
+        return frozenset() if seat is None else frozenset((seat,))
 
     def may_act(self, state: State) -> frozenset[int]:
         return self.to_act(state)  # nobody acts out of turn
@@ -913,7 +946,7 @@ class Krumme10(DecidesBySteps):
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         parsed = parse_move(move)
-        if seat not in self.to_act(state):
+        if seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
         log = Decision(evolve, state, EVENT_VERSIONS)
         match parsed.type:
