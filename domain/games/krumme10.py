@@ -209,6 +209,8 @@ class State:
 
     @property
     def draw_pile_size(self) -> int:
+        """Cards left to draw. Deciding sums `state.draw_pile` itself: a property's getter is a
+        call into the interpreter, and each card played asks a few times."""
         return sum(self.draw_pile)
 
     @property
@@ -478,10 +480,11 @@ def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     seat, card = data["seat"], _card_from_json(data["card"])
+    kind, pile = KIND_OF[card.face, card.back], state.draw_pile
     return replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
-        draw_pile=_count_kinds(state.draw_pile, [card], -1),
+        draw_pile=(*pile[:kind], pile[kind] - 1, *pile[kind + 1 :]),
         next_id=max(state.next_id, card.id + 1),
         draw_top=None,
     )
@@ -566,7 +569,8 @@ class ParsedMove(NamedTuple):
 
 def parse_move(move: JSON) -> ParsedMove:
     """The move's fields, checked for shape only; raises RuleError("move-format")."""
-    if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more.
+    if not isinstance(move, dict | Mapping) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
@@ -588,6 +592,25 @@ def parse_move(move: JSON) -> ParsedMove:
     ):
         raise RuleError("move-format", "flip_jackpot must be a list of distinct card ids")
     return ParsedMove(kind, card, flag, frozenset(flips))
+
+
+# Moves built once and shared by every `legal_moves` answer that lists them (the rules contract
+# lets it; callers never change them): most answers are a hand's cards played either way up.
+
+
+@cache
+def play_moves(card_id: int) -> tuple[JSON, JSON]:
+    """Playing card `card_id` normally or flipped."""
+    return (
+        {"type": "play", "card": card_id, "flip": False},
+        {"type": "play", "card": card_id, "flip": True},
+    )
+
+
+DIRECTION_MOVES: tuple[JSON, JSON] = (
+    {"type": "direction", "reverse": False},
+    {"type": "direction", "reverse": True},
+)
 
 
 def _subsets(ids: list[int]) -> list[list[int]]:
@@ -759,14 +782,14 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
             "points": VALUE[face],
         },
     )
-    if log.state.draw_pile_size:
+    if sum(log.state.draw_pile):
         _draw(log, seat, rng)
 
 
 def _show_top(log: Decision[State], rng: Chance) -> None:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
     state = log.state
-    if state.draw_pile_size:
+    if sum(state.draw_pile):
         face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
         log.add("TopCardShown", {"card": card_json(state.next_id, face, back)})
 
@@ -780,12 +803,12 @@ def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     log.add("CardDrawn", {"seat": seat, "card": card_json(top.id, top.face, top.back)})
     _show_top(log, rng)
     state = log.state
-    if state.draw_pile_size or state.variant == SHOWDOWN:
+    if sum(state.draw_pile) or state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
         log.add("DiscardReshuffled", {"cards": len(state.discarded)})
         _show_top(log, rng)
-        if log.state.draw_pile_size:
+        if sum(log.state.draw_pile):
             return True
     log.add("GameEnded", {"reason": "draw-pile-empty"})
     return False
@@ -816,9 +839,9 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     state = log.state
     mover = state.turn
     assert mover is not None
-    order = (*seats_after(mover, state.players, state.direction), mover)
+    order = (*seats_after(mover, len(state.hands), state.direction), mover)
     for seat in order:
-        while len(log.state.hands[seat]) < HAND_SIZE and log.state.draw_pile_size:
+        while len(log.state.hands[seat]) < HAND_SIZE and sum(log.state.draw_pile) > 0:
             if not _draw(log, seat, rng):
                 return
     hands = log.state.hands
@@ -911,13 +934,9 @@ class Krumme10(DecidesBySteps):
         if seat != state.turn:
             return []
         if phase == PLAY:
-            return [
-                {"type": "play", "card": card.id, "flip": flip}
-                for card in state.hands[seat]
-                for flip in (False, True)
-            ]
+            return [move for card in state.hands[seat] for move in play_moves(card.id)]
         if phase == DIRECTION:
-            return [{"type": "direction", "reverse": reverse} for reverse in (False, True)]
+            return list(DIRECTION_MOVES)
         if phase != CHOICE:
             return []
         if state.total == state.target:
