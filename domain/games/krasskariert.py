@@ -103,6 +103,27 @@ COMBINATIONS: dict[tuple[int, ...], tuple[tuple[int, int], ...]] = {
 }
 """Every window of number and X cards, with what it may be played as. A window holding a
 DRAW or STOP card is absent: those cards are only ever played alone."""
+
+
+def _prefix_combinations(cards: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """What the first one, two, three of `cards` may be played as, up to the first DRAW or STOP."""
+    found = []
+    for count in range(1, len(cards) + 1):
+        combinations = COMBINATIONS.get(cards[:count])
+        if combinations is None:
+            break
+        found.append(combinations)
+    return tuple(found)
+
+
+FROM_POSITION: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]] = {
+    cards: _prefix_combinations(cards)
+    for size in (1, 2, 3)
+    for cards in product(range(1, STOP + 1), repeat=size)
+}
+"""For the (up to) three cards from a hand position on, what its windows of one, two and three
+cards may be played as: `legal_moves` looks up each position once, not each window. Windows
+past the hand's end or over a DRAW or STOP card are left out, and so are all longer ones."""
 COUNTS_TO_BEAT = {
     SINGLE: (1, 2, 3),
     RUN2: (2, 3),
@@ -317,6 +338,14 @@ def pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
 def insert_moves(hand_size: int) -> tuple[JSON, ...]:
     """Inserting a drawn card into a hand of `hand_size` cards, at each position."""
     return tuple({"type": "insert", "at": at} for at in range(hand_size + 1))
+
+
+@cache
+def play_move(at: int, count: int, combination: tuple[int, int]) -> JSON:
+    """Playing the `count` cards from position `at` as `combination` (kind, rank): a few
+    thousand at most, and each answer lists a dozen or so."""
+    kind, rank = combination
+    return {"type": "play", "at": at, "count": count, "kind": KIND_NAMES[kind], "rank": rank}
 
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
@@ -537,7 +566,6 @@ class KrassKariert(DecidesBySteps):
         lowest = to_beat(state)
         counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
         moves: list[JSON] = []
-        size = len(hand)
         for at, card in enumerate(hand):
             if card == STOP:
                 moves.append({"type": "stop", "at": at})
@@ -545,25 +573,15 @@ class KrassKariert(DecidesBySteps):
             if card == DRAW:
                 moves.append({"type": "draw", "at": at})
                 continue
+            windows = FROM_POSITION[hand[at : at + 3]]
             for count in counts:
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > size:
-                    break
-                combinations = COMBINATIONS.get(hand[at : at + count])
-                if combinations is None:
+                if count > len(windows):
                     break
                 # Plain loops: this is the engine's hottest code.
-                for combination in combinations:
+                for combination in windows[count - 1]:
                     if lowest is None or combination > lowest:
-                        moves.append(
-                            {
-                                "type": "play",
-                                "at": at,
-                                "count": count,
-                                "kind": KIND_NAMES[combination[0]],
-                                "rank": combination[1],
-                            }
-                        )
+                        moves.append(play_move(at, count, combination))
         if state.trick:
             for card in dict.fromkeys(state.reserves[seat]):
                 moves += pass_moves(card, len(hand))
