@@ -304,9 +304,9 @@ def can_act(state: State, seat: int) -> bool:
     lowest = to_beat(state)
     if lowest is None:
         return bool(hand)
-    for size in (1, 2, 3):
-        for at in range(len(hand) - size + 1):
-            combinations = COMBINATIONS.get(hand[at : at + size])
+    # No DRAW or STOP card in `hand`: every window from each position is there.
+    for at in range(len(hand)):
+        for combinations in FROM_POSITION[hand[at : at + 3]]:
             if combinations and combinations[-1] > lowest:
                 return True
     return False
@@ -368,7 +368,8 @@ def _whole_number(value: JSON) -> bool:
 
 def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
-    if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more.
+    if not isinstance(move, dict | Mapping) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
