@@ -290,6 +290,14 @@ def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, t
     return None, cards
 
 
+def _card_in(cards: tuple[Card, ...], card_id: int) -> Card | None:
+    """Card `card_id` of `cards`, None if it is not there (`_without_card` less the rest)."""
+    for card in cards:
+        if card.id == card_id:
+            return card
+    return None
+
+
 def _count_kinds(counts: tuple[int, ...], cards: Iterable[Card], sign: int) -> tuple[int, ...]:
     changed = list(counts)
     for card in cards:
@@ -300,7 +308,7 @@ def _count_kinds(counts: tuple[int, ...], cards: Iterable[Card], sign: int) -> t
 def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
     """The seat holding card `card_id` and the card (None if nobody holds it)."""
     for seat, hand in enumerate(state.hands):
-        card, _ = _without_card(hand, card_id)
+        card = _card_in(hand, card_id)
         if card is not None:
             return seat, card
     return -1, None
@@ -597,12 +605,20 @@ def parse_move(move: JSON) -> ParsedMove:
 
 
 @cache
-def play_moves(card_id: int) -> tuple[JSON, JSON]:
-    """Playing card `card_id` normally or flipped."""
+def either_way(move_type: str, card_id: int) -> tuple[JSON, JSON]:
+    """The `move_type` ("play" or "foul_score") moves of card `card_id`, normally or flipped."""
     return (
-        {"type": "play", "card": card_id, "flip": False},
-        {"type": "play", "card": card_id, "flip": True},
+        {"type": move_type, "card": card_id, "flip": False},
+        {"type": move_type, "card": card_id, "flip": True},
     )
+
+
+@cache
+def steal_move(card_id: int) -> JSON:
+    return {"type": "steal", "card": card_id}
+
+
+PASS_MOVE: JSON = {"type": "pass"}
 
 
 DIRECTION_MOVES: tuple[JSON, JSON] = (
@@ -647,7 +663,7 @@ def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
-    card, _ = _without_card(state.hands[seat], card_id)
+    card = _card_in(state.hands[seat], card_id)
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
@@ -761,7 +777,7 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
-    card, _ = _without_card(state.hands[seat], card_id)
+    card = _card_in(state.hands[seat], card_id)
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     if card not in foul_cards(state, seat):
@@ -924,19 +940,17 @@ class Krumme10(DecidesBySteps):
         if phase == FOUL:
             if seat != state.foul_scorers[0]:
                 return []
-            moves: list[JSON] = [
-                {"type": "foul_score", "card": card.id, "flip": flip}
-                for card in foul_cards(state, seat)
-                for flip in (False, True)
-            ]
-            moves.append({"type": "pass"})
+            moves: list[JSON] = []
+            for card in foul_cards(state, seat):
+                moves += either_way("foul_score", card.id)
+            moves.append(PASS_MOVE)
             return moves
         if seat != state.turn:
             return []
         if phase == PLAY:
             moves = []
             for card in state.hands[seat]:
-                moves += play_moves(card.id)
+                moves += either_way("play", card.id)
             return moves
         if phase == DIRECTION:
             return list(DIRECTION_MOVES)
@@ -950,20 +964,12 @@ class Krumme10(DecidesBySteps):
                 for flips in _subsets(pinks)
             ]
         else:
-            moves = [{"type": "pass"}]
+            moves = [PASS_MOVE]
         if state.display[-1].card.face == 1:
-            moves += [
-                {"type": "steal", "card": card.id}
-                for card in sorted(
-                    (
-                        card
-                        for other, hand in enumerate(state.hands)
-                        if other != seat
-                        for card in hand
-                    ),
-                    key=lambda card: card.id,
-                )
+            others = [
+                card.id for other, hand in enumerate(state.hands) if other != seat for card in hand
             ]
+            moves += [steal_move(card_id) for card_id in sorted(others)]
         return moves
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
