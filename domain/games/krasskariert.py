@@ -34,7 +34,7 @@ from domain.rules import (
     Result,
     RuleError,
 )
-from domain.seating import choose_first_seat, next_seat
+from domain.seating import choose_first_seat, next_seat, only
 
 X, DRAW, STOP = 13, 14, 15
 NUMBERS = range(1, 13)
@@ -368,8 +368,9 @@ def _whole_number(value: JSON) -> bool:
 
 def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
-    # dict first: a move is nearly always one, and the Mapping ABC's check costs more.
-    if not isinstance(move, dict | Mapping) or not isinstance(move.get("type"), str):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
+    # not `dict | Mapping`, which would build a union at each call).
+    if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
@@ -553,10 +554,9 @@ class KrassKariert(DecidesBySteps):
     # -- who acts and how -----------------------------------------------------------------------
 
     def to_act(self, state: State) -> frozenset[int]:
-        return frozenset() if state.turn is None else frozenset({state.turn})
+        return frozenset() if state.turn is None else only(state.turn)
 
-    def may_act(self, state: State) -> frozenset[int]:
-        return self.to_act(state)  # nobody acts out of turn
+    may_act = to_act  # nobody acts out of turn
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:

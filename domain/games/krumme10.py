@@ -40,7 +40,7 @@ from domain.rules import (
     Result,
     RuleError,
 )
-from domain.seating import choose_first_seat
+from domain.seating import choose_first_seat, only
 
 PINK_FOUR = 6
 """The face code of a pink 4; codes 0..5 are the plain faces (code 4 is a blue 4)."""
@@ -575,8 +575,9 @@ NO_FLIPS: frozenset[int] = frozenset()
 
 def parse_move(move: JSON) -> ParsedMove:
     """The move's fields, checked for shape only; raises RuleError("move-format")."""
-    # dict first: a move is nearly always one, and the Mapping ABC's check costs more.
-    if not isinstance(move, dict | Mapping) or not isinstance(move.get("type"), str):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
+    # not `dict | Mapping`, which would build a union at each call).
+    if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
@@ -931,7 +932,7 @@ class Krumme10(DecidesBySteps):
 
     def to_act(self, state: State) -> frozenset[int]:
         seat = seat_to_act(state)
-        return frozenset() if seat is None else frozenset((seat,))
+        return frozenset() if seat is None else only(seat)
 
     may_act = to_act  # nobody acts out of turn
 
