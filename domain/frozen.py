@@ -19,6 +19,11 @@ def replace(frozen: Frozen, **changes: Any) -> Frozen:
     """
     fields = frozen.__dict__.copy()
     fields.update(changes)
-    copy = object.__new__(type(frozen))
-    object.__setattr__(copy, "__dict__", fields)
+    copy = _new(type(frozen))
+    _set_attribute(copy, "__dict__", fields)
     return copy
+
+
+# `object`'s own, looked up once: two attribute lookups less in each copy.
+_new = object.__new__
+_set_attribute = object.__setattr__

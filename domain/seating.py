@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 
 from domain.chance import Chance
 from domain.rules import FIRST_SEAT, JSON
@@ -12,6 +13,12 @@ def choose_first_seat(players: int, options: Mapping[str, JSON], rng: Chance) ->
     """The `first_seat` option if the creator named one, else a seat drawn from `rng`."""
     named = options.get(FIRST_SEAT.name)
     return rng.randrange(players) if named is None else int(named)
+
+
+@cache
+def only(seat: int) -> frozenset[int]:
+    """The set of `seat` alone, built once per seat: `to_act` answers one at nearly every move."""
+    return frozenset((seat,))
 
 
 def next_seat(after: int, players: int, may_move: Callable[[int], bool]) -> int | None:

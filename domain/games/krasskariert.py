@@ -19,6 +19,7 @@ from functools import cache
 from itertools import product
 from math import exp
 from random import Random
+from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
@@ -33,7 +34,7 @@ from domain.rules import (
     Result,
     RuleError,
 )
-from domain.seating import choose_first_seat, next_seat
+from domain.seating import choose_first_seat, next_seat, only
 
 X, DRAW, STOP = 13, 14, 15
 NUMBERS = range(1, 13)
@@ -104,9 +105,43 @@ COMBINATIONS: dict[tuple[int, ...], tuple[tuple[int, int], ...]] = {
 DRAW or STOP card is absent: those cards are only ever played alone."""
 
 
-@dataclass(frozen=True, slots=True)
-class Play:
-    """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0)."""
+def _prefix_combinations(cards: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
+    """What the first one, two, three of `cards` may be played as, up to the first DRAW or STOP."""
+    found = []
+    for count in range(1, len(cards) + 1):
+        combinations = COMBINATIONS.get(cards[:count])
+        if combinations is None:
+            break
+        found.append(combinations)
+    return tuple(found)
+
+
+FROM_POSITION: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]] = {
+    cards: _prefix_combinations(cards)
+    for size in (1, 2, 3)
+    for cards in product(range(1, STOP + 1), repeat=size)
+}
+"""For the (up to) three cards from a hand position on, what its windows of one, two and three
+cards may be played as: `legal_moves` looks up each position once, not each window. Windows
+past the hand's end or over a DRAW or STOP card are left out, and so are all longer ones."""
+COUNTS_TO_BEAT = {
+    SINGLE: (1, 2, 3),
+    RUN2: (2, 3),
+    PAIR: (2, 3),
+    RUN3: (3,),
+    TRIPLE: (3,),
+}
+"""How many cards a combination beating one of each kind may have: a higher kind beats any rank
+of a lower one, and a window of one card is only ever a single, of two a 2-run or a pair."""
+
+
+class Play(NamedTuple):
+    """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0).
+
+    A named tuple rather than a frozen dataclass, as `Event` is: each card played builds two (one
+    to check the move, one in the trick), and a frozen dataclass's `__init__` sets each field by
+    `object.__setattr__`.
+    """
 
     seat: int
     cards: tuple[int, ...]
@@ -269,9 +304,9 @@ def can_act(state: State, seat: int) -> bool:
     lowest = to_beat(state)
     if lowest is None:
         return bool(hand)
-    for size in (1, 2, 3):
-        for at in range(len(hand) - size + 1):
-            combinations = COMBINATIONS.get(hand[at : at + size])
+    # No DRAW or STOP card in `hand`: every window from each position is there.
+    for at in range(len(hand)):
+        for combinations in FROM_POSITION[hand[at : at + 3]]:
             if combinations and combinations[-1] > lowest:
                 return True
     return False
@@ -286,7 +321,7 @@ def _cards_json(cards: Iterable[int]) -> list[JSON]:
 
 
 def _codes(cards: list[JSON]) -> tuple[int, ...]:
-    return tuple(CODE[card] for card in cards)
+    return tuple([CODE[card] for card in cards])
 
 
 # The moves below are built once and shared by every `legal_moves` answer that lists them (the
@@ -303,6 +338,14 @@ def pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
 def insert_moves(hand_size: int) -> tuple[JSON, ...]:
     """Inserting a drawn card into a hand of `hand_size` cards, at each position."""
     return tuple({"type": "insert", "at": at} for at in range(hand_size + 1))
+
+
+@cache
+def play_move(at: int, count: int, combination: tuple[int, int]) -> JSON:
+    """Playing the `count` cards from position `at` as `combination` (kind, rank): a few
+    thousand at most, and each answer lists a dozen or so."""
+    kind, rank = combination
+    return {"type": "play", "at": at, "count": count, "kind": KIND_NAMES[kind], "rank": rank}
 
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
@@ -325,10 +368,13 @@ def _whole_number(value: JSON) -> bool:
 
 def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
-    if not isinstance(move, Mapping):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
+    # not `dict | Mapping`, which would build a union at each call).
+    if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
-    kind = move.get("type")
-    if not isinstance(kind, str) or frozenset(move) != MOVE_FIELDS.get(kind):
+    kind = move["type"]
+    fields = MOVE_FIELDS.get(kind)
+    if fields is None or move.keys() != fields:
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
     if not _whole_number(move["at"]):
         raise RuleError("move-format", "at must be a whole number (a position in your hand)")
@@ -420,7 +466,6 @@ class KrassKariert(DecidesBySteps):
                     state,
                     hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
                     reserves=_with(state.reserves, seat, tuple(reserve)),
-                    trick=state.trick,
                     turn=state.waiting[0] if state.waiting else None,
                     waiting=state.waiting[1:],
                     # Reserves lie face up: everyone saw this card go in, and where.
@@ -500,7 +545,6 @@ class KrassKariert(DecidesBySteps):
         return replace(
             state,
             hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
-            reserves=state.reserves,
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
@@ -510,10 +554,9 @@ class KrassKariert(DecidesBySteps):
     # -- who acts and how -----------------------------------------------------------------------
 
     def to_act(self, state: State) -> frozenset[int]:
-        return frozenset() if state.turn is None else frozenset({state.turn})
+        return frozenset() if state.turn is None else only(state.turn)
 
-    def may_act(self, state: State) -> frozenset[int]:
-        return self.to_act(state)  # nobody acts out of turn
+    may_act = to_act  # nobody acts out of turn
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
@@ -522,8 +565,8 @@ class KrassKariert(DecidesBySteps):
         if state.drawn is not None:
             return list(insert_moves(len(hand)))
         lowest = to_beat(state)
+        counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
         moves: list[JSON] = []
-        size = len(hand)
         for at, card in enumerate(hand):
             if card == STOP:
                 moves.append({"type": "stop", "at": at})
@@ -531,23 +574,15 @@ class KrassKariert(DecidesBySteps):
             if card == DRAW:
                 moves.append({"type": "draw", "at": at})
                 continue
-            for count in (1, 2, 3):
-                combinations = COMBINATIONS.get(hand[at : at + count])
+            windows = FROM_POSITION[hand[at : at + 3]]
+            for count in counts:
                 # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if at + count > size or combinations is None:
+                if count > len(windows):
                     break
                 # Plain loops: this is the engine's hottest code.
-                for combination in combinations:
+                for combination in windows[count - 1]:
                     if lowest is None or combination > lowest:
-                        moves.append(
-                            {
-                                "type": "play",
-                                "at": at,
-                                "count": count,
-                                "kind": KIND_NAMES[combination[0]],
-                                "rank": combination[1],
-                            }
-                        )
+                        moves.append(play_move(at, count, combination))
         if state.trick:
             for card in dict.fromkeys(state.reserves[seat]):
                 moves += pass_moves(card, len(hand))
@@ -608,7 +643,7 @@ class KrassKariert(DecidesBySteps):
                 'a DRAW or STOP card is no combination card: play it alone as {"type": "draw"} '
                 'or {"type": "stop"}',
             )
-        if all(card == X for card in window) and count > 1:
+        if count > 1 and all(card == X for card in window):
             raise RuleError("x-needs-number", "a combination of X cards needs a number card")
         if declared not in combinations:
             cards = ", ".join(str(WIRE[card]) for card in window)

@@ -40,7 +40,7 @@ from domain.rules import (
     Result,
     RuleError,
 )
-from domain.seating import choose_first_seat
+from domain.seating import choose_first_seat, only
 
 PINK_FOUR = 6
 """The face code of a pink 4; codes 0..5 are the plain faces (code 4 is a blue 4)."""
@@ -209,6 +209,8 @@ class State:
 
     @property
     def draw_pile_size(self) -> int:
+        """Cards left to draw. Deciding sums `state.draw_pile` itself: a property's getter is a
+        call into the interpreter, and each card played asks a few times."""
         return sum(self.draw_pile)
 
     @property
@@ -250,22 +252,24 @@ def _face_json(code: int) -> tuple[int, bool]:
     return VALUE[code], code == PINK_FOUR
 
 
-def card_json(card: Card) -> dict[str, JSON]:
-    """A dealt or drawn card as its event records it, its down face included (redacted)."""
+def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
+    """A dealt or drawn card (its id and face codes) as its event records it, its down face
+    included (redacted). From the numbers, not a `Card`: a card turned up is not built twice."""
     return {
-        "id": card.id,
-        "face": VALUE[card.face],
-        "pink": card.face == PINK_FOUR,
-        "back": VALUE[card.back],
-        "back_pink": card.back == PINK_FOUR,
+        "id": card_id,
+        "face": VALUE[face],
+        "pink": face == PINK_FOUR,
+        "back": VALUE[back],
+        "back_pink": back == PINK_FOUR,
     }
 
 
 def _card_from_json(data: Mapping[str, JSON]) -> Card:
+    # `_face_code` written out: every card drawn and turned up is read here.
     return Card(
         data["id"],
-        _face_code(data["face"], data["pink"]),
-        _face_code(data["back"], data["back_pink"]),
+        PINK_FOUR if data["pink"] else data["face"],
+        PINK_FOUR if data["back_pink"] else data["back"],
     )
 
 
@@ -286,6 +290,14 @@ def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, t
     return None, cards
 
 
+def _card_in(cards: tuple[Card, ...], card_id: int) -> Card | None:
+    """Card `card_id` of `cards`, None if it is not there (`_without_card` less the rest)."""
+    for card in cards:
+        if card.id == card_id:
+            return card
+    return None
+
+
 def _count_kinds(counts: tuple[int, ...], cards: Iterable[Card], sign: int) -> tuple[int, ...]:
     changed = list(counts)
     for card in cards:
@@ -296,20 +308,23 @@ def _count_kinds(counts: tuple[int, ...], cards: Iterable[Card], sign: int) -> t
 def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
     """The seat holding card `card_id` and the card (None if nobody holds it)."""
     for seat, hand in enumerate(state.hands):
-        card, _ = _without_card(hand, card_id)
+        card = _card_in(hand, card_id)
         if card is not None:
             return seat, card
     return -1, None
 
 
-def _scored(state: State, seat: int, cards: tuple[Card, ...], points: int) -> State:
-    """`state` after `seat` won `cards` worth `points`."""
+# The evolvers below copy the state once per event: these helpers give the fields a step changes,
+# for the evolver to merge into its one `replace`.
+
+
+def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> dict[str, object]:
+    """The fields that change as `seat` wins `cards` worth `points`."""
     scores = state.scores
-    return replace(
-        state,
-        scores=(*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
-        won=_with(state.won, seat, state.won[seat] + cards),
-    )
+    return {
+        "scores": (*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
+        "won": _with(state.won, seat, state.won[seat] + cards),
+    }
 
 
 def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
@@ -324,17 +339,24 @@ def landing(total: int, target: int, face: int) -> tuple[int, int]:
     return total + value, RAISED_TARGET if value == 4 else target
 
 
-def _outcome_phase(state: State, may_steal: bool) -> str:
-    """The step after a card landed (and after a pink 4's direction choice)."""
-    if state.total > state.target:
+def _outcome_phase(
+    total: int,
+    target: int,
+    turn: int | None,
+    hands: tuple[tuple[Card, ...], ...],
+    may_steal: bool,
+) -> str:
+    """The step after a card landed (and after a pink 4's direction choice), from the state's
+    `total`, `target`, `turn` and `hands` once it landed."""
+    if total > target:
         return FOULED
-    if may_steal and state.turn is not None and _others_hold_cards(state, state.turn):
+    if may_steal and turn is not None and _others_hold_cards(hands, turn):
         return CHOICE
-    return CHOICE if state.total == state.target else DRAWING
+    return CHOICE if total == target else DRAWING
 
 
-def _others_hold_cards(state: State, seat: int) -> bool:
-    return any(hand for other, hand in enumerate(state.hands) if other != seat)
+def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
+    return any(hand for other, hand in enumerate(hands) if other != seat)
 
 
 # --- evolve: one function per event --------------------------------------------------------------
@@ -358,17 +380,21 @@ def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
 ) -> State:
     """`state` after `placed` left `owner`'s hand (`hand` is what stays) for the display."""
-    landed = replace(
-        state,
-        hands=_with(state.hands, owner, hand),
-        display=(*state.display, placed),
-        total=data["total"],
-        target=data["target"],
-    )
+    hands = _with(state.hands, owner, hand)
+    total, target = data["total"], data["target"]
     face = placed.card.face
-    # The phase follows from the landed state, hence a second copy (of the new state only).
-    phase = DIRECTION if face == PINK_FOUR else _outcome_phase(landed, may_steal=face == 1)
-    return replace(landed, phase=phase)
+    if face == PINK_FOUR:
+        phase = DIRECTION
+    else:
+        phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
+    return replace(
+        state,
+        hands=hands,
+        display=(*state.display, placed),
+        total=total,
+        target=target,
+        phase=phase,
+    )
 
 
 def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
@@ -387,22 +413,23 @@ def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
 
 
 def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    turned = replace(state, direction=data["direction"])
-    return replace(turned, phase=_outcome_phase(turned, may_steal=False))
+    # The direction does not change what comes next: the phase follows from the state as it is.
+    phase = _outcome_phase(state.total, state.target, state.turn, state.hands, may_steal=False)
+    return replace(state, direction=data["direction"], phase=phase)
 
 
 def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
     return replace(state, phase=DRAWING)
 
 
-def _cleared(state: State, discarded: list[Card]) -> State:
-    return replace(
-        state,
-        discarded=(*state.discarded, *discarded),
-        display=(),
-        total=0,
-        target=TARGET,
-    )
+def _clearing(state: State, discarded: list[Card]) -> dict[str, object]:
+    """The fields that change as the display is cleared, `discarded` going to the discard pile."""
+    return {
+        "discarded": (*state.discarded, *discarded),
+        "display": (),
+        "total": 0,
+        "target": TARGET,
+    }
 
 
 def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
@@ -417,24 +444,29 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
         else:
             discarded.append(card)
     points = data["points"] + data["jackpot_points"]
-    scored = _scored(state, data["seat"], tuple(won), points)
-    return _cleared(replace(scored, phase=DRAWING), discarded)
+    return replace(
+        state,
+        **_scoring(state, data["seat"], tuple(won), points),
+        **_clearing(state, discarded),
+        phase=DRAWING,
+    )
 
 
 def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
     scorers = tuple(data["scorers"])
-    fouled = replace(
+    return replace(
         state,
+        **_clearing(state, [placed.card for placed in state.display]),
         foul_scorers=scorers,
         foul_any_card=data["any_card"],
         phase=FOUL if scorers else DRAWING,
     )
-    return _cleared(fouled, [placed.card for placed in state.display])
 
 
-def _next_foul_scorer(state: State) -> State:
+def _next_foul_scorer(state: State) -> dict[str, object]:
+    """The fields that change as the head of the foul scorers has decided."""
     rest = state.foul_scorers[1:]
-    return replace(state, foul_scorers=rest, phase=FOUL if rest else DRAWING)
+    return {"foul_scorers": rest, "phase": FOUL if rest else DRAWING}
 
 
 def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
@@ -442,20 +474,25 @@ def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     won = card.flipped() if data["flip"] else card
-    played = replace(state, hands=_with(state.hands, seat, hand))
-    return _next_foul_scorer(_scored(played, seat, (won,), data["points"]))
+    return replace(
+        state,
+        hands=_with(state.hands, seat, hand),
+        **_scoring(state, seat, (won,), data["points"]),
+        **_next_foul_scorer(state),
+    )
 
 
 def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return _next_foul_scorer(state)
+    return replace(state, **_next_foul_scorer(state))
 
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     seat, card = data["seat"], _card_from_json(data["card"])
+    kind, pile = KIND_OF[card.face, card.back], state.draw_pile
     return replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
-        draw_pile=_count_kinds(state.draw_pile, [card], -1),
+        draw_pile=(*pile[:kind], pile[kind] - 1, *pile[kind + 1 :]),
         next_id=max(state.next_id, card.id + 1),
         draw_top=None,
     )
@@ -529,18 +566,18 @@ MOVE_SHAPES = (
 )
 
 
-class ParsedMove(NamedTuple):
-    type: str
-    card: int
-    flag: bool
-    """`flip` or `reverse`; False for moves without one."""
-    flips: frozenset[int] = frozenset()
-    """A score's `flip_jackpot`: the jackpot pink 4s to flip as they are scored."""
+ParsedMove = tuple[str, int, bool, frozenset[int]]
+"""A move's type, its card (0 for moves without one), its flag (`flip` or `reverse`; False for
+moves without one) and a score's `flip_jackpot` (the jackpot pink 4s to flip as they are scored).
+A plain tuple that `step` unpacks: building a named tuple cost a third of the parse."""
+NO_FLIPS: frozenset[int] = frozenset()
 
 
 def parse_move(move: JSON) -> ParsedMove:
     """The move's fields, checked for shape only; raises RuleError("move-format")."""
-    if not isinstance(move, Mapping) or not isinstance(move.get("type"), str):
+    # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
+    # not `dict | Mapping`, which would build a union at each call).
+    if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
     kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
@@ -553,7 +590,7 @@ def parse_move(move: JSON) -> ParsedMove:
     if not isinstance(flag, bool):
         raise RuleError("move-format", "flip and reverse must be true or false")
     if kind != "score":
-        return ParsedMove(kind, card, flag)
+        return kind, card, flag, NO_FLIPS
     flips = move["flip_jackpot"]
     if (
         not isinstance(flips, list)
@@ -561,7 +598,34 @@ def parse_move(move: JSON) -> ParsedMove:
         or len(set(flips)) != len(flips)
     ):
         raise RuleError("move-format", "flip_jackpot must be a list of distinct card ids")
-    return ParsedMove(kind, card, flag, frozenset(flips))
+    return kind, card, flag, frozenset(flips)
+
+
+# Moves built once and shared by every `legal_moves` answer that lists them (the rules contract
+# lets it; callers never change them): most answers are a hand's cards played either way up.
+
+
+@cache
+def either_way(move_type: str, card_id: int) -> tuple[JSON, JSON]:
+    """The `move_type` ("play" or "foul_score") moves of card `card_id`, normally or flipped."""
+    return (
+        {"type": move_type, "card": card_id, "flip": False},
+        {"type": move_type, "card": card_id, "flip": True},
+    )
+
+
+@cache
+def steal_move(card_id: int) -> JSON:
+    return {"type": "steal", "card": card_id}
+
+
+PASS_MOVE: JSON = {"type": "pass"}
+
+
+DIRECTION_MOVES: tuple[JSON, JSON] = (
+    {"type": "direction", "reverse": False},
+    {"type": "direction", "reverse": True},
+)
 
 
 def _subsets(ids: list[int]) -> list[list[int]]:
@@ -600,7 +664,7 @@ def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
-    card, _ = _without_card(state.hands[seat], card_id)
+    card = _card_in(state.hands[seat], card_id)
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
@@ -714,7 +778,7 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
-    card, _ = _without_card(state.hands[seat], card_id)
+    card = _card_in(state.hands[seat], card_id)
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     if card not in foul_cards(state, seat):
@@ -733,32 +797,36 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
             "points": VALUE[face],
         },
     )
-    if log.state.draw_pile_size:
+    if sum(log.state.draw_pile):
         _draw(log, seat, rng)
 
 
-def _show_top(log: Decision[State], rng: Chance) -> None:
-    """Turn up the draw pile's new top card, if it has one: its up face is public from now."""
+def _show_top(log: Decision[State], rng: Chance) -> bool:
+    """Turn up the draw pile's new top card, if it has one: its up face is public from now.
+    False if the draw pile is empty."""
     state = log.state
-    if state.draw_pile_size:
-        face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
-        log.add("TopCardShown", {"card": card_json(Card(state.next_id, face, back))})
+    if not sum(state.draw_pile):
+        return False
+    face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
+    log.add("TopCardShown", {"card": card_json(state.next_id, face, back)})
+    return True
 
 
 def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
     if log.state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
-    assert log.state.draw_top is not None
-    log.add("CardDrawn", {"seat": seat, "card": card_json(log.state.draw_top)})
-    _show_top(log, rng)
+    top = log.state.draw_top
+    assert top is not None
+    log.add("CardDrawn", {"seat": seat, "card": card_json(top.id, top.face, top.back)})
+    if _show_top(log, rng):
+        return True
     state = log.state
-    if state.draw_pile_size or state.variant == SHOWDOWN:
+    if state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
         log.add("DiscardReshuffled", {"cards": len(state.discarded)})
-        _show_top(log, rng)
-        if log.state.draw_pile_size:
+        if _show_top(log, rng):
             return True
     log.add("GameEnded", {"reason": "draw-pile-empty"})
     return False
@@ -789,9 +857,9 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     state = log.state
     mover = state.turn
     assert mover is not None
-    order = (*seats_after(mover, state.players, state.direction), mover)
+    order = (*seats_after(mover, len(state.hands), state.direction), mover)
     for seat in order:
-        while len(log.state.hands[seat]) < HAND_SIZE and log.state.draw_pile_size:
+        while len(log.state.hands[seat]) < HAND_SIZE and sum(log.state.draw_pile) > 0:
             if not _draw(log, seat, rng):
                 return
     hands = log.state.hands
@@ -800,6 +868,15 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
             log.add("TurnPassed", {"seat": seat})
             return
     log.add("GameEnded", {"reason": "cards-gone"})
+
+
+def seat_to_act(state: State) -> int | None:
+    """The one seat the game waits for (`to_act` without building a set), None if none."""
+    if state.phase == FOUL:
+        return state.foul_scorers[0]
+    if state.phase in (PLAY, DIRECTION, CHOICE):
+        return state.turn
+    return None
 
 
 def _advance(log: Decision[State], rng: Chance) -> None:
@@ -840,7 +917,7 @@ class Krumme10(DecidesBySteps):
         events = []
         for seat in range(players):
             dealt = range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)
-            cards = [card_json(Card(index, *_oriented(deck[index], rng))) for index in dealt]
+            cards = [card_json(index, *_oriented(deck[index], rng)) for index in dealt]
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
@@ -854,37 +931,30 @@ class Krumme10(DecidesBySteps):
         return evolve(state, event)
 
     def to_act(self, state: State) -> frozenset[int]:
-        if state.phase == FOUL:
-            return frozenset({state.foul_scorers[0]})
-        if state.phase in (PLAY, DIRECTION, CHOICE) and state.turn is not None:
-            return frozenset({state.turn})
-        return frozenset()
+        seat = seat_to_act(state)
+        return frozenset() if seat is None else only(seat)
 
-    def may_act(self, state: State) -> frozenset[int]:
-        return self.to_act(state)  # nobody acts out of turn
+    may_act = to_act  # nobody acts out of turn
 
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         phase = state.phase
         if phase == FOUL:
             if seat != state.foul_scorers[0]:
                 return []
-            moves: list[JSON] = [
-                {"type": "foul_score", "card": card.id, "flip": flip}
-                for card in foul_cards(state, seat)
-                for flip in (False, True)
-            ]
-            moves.append({"type": "pass"})
+            moves: list[JSON] = []
+            for card in foul_cards(state, seat):
+                moves += either_way("foul_score", card.id)
+            moves.append(PASS_MOVE)
             return moves
         if seat != state.turn:
             return []
         if phase == PLAY:
-            return [
-                {"type": "play", "card": card.id, "flip": flip}
-                for card in state.hands[seat]
-                for flip in (False, True)
-            ]
+            moves = []
+            for card in state.hands[seat]:
+                moves += either_way("play", card.id)
+            return moves
         if phase == DIRECTION:
-            return [{"type": "direction", "reverse": reverse} for reverse in (False, True)]
+            return list(DIRECTION_MOVES)
         if phase != CHOICE:
             return []
         if state.total == state.target:
@@ -895,38 +965,30 @@ class Krumme10(DecidesBySteps):
                 for flips in _subsets(pinks)
             ]
         else:
-            moves = [{"type": "pass"}]
+            moves = [PASS_MOVE]
         if state.display[-1].card.face == 1:
-            moves += [
-                {"type": "steal", "card": card.id}
-                for card in sorted(
-                    (
-                        card
-                        for other, hand in enumerate(state.hands)
-                        if other != seat
-                        for card in hand
-                    ),
-                    key=lambda card: card.id,
-                )
+            others = [
+                card.id for other, hand in enumerate(state.hands) if other != seat for card in hand
             ]
+            moves += [steal_move(card_id) for card_id in sorted(others)]
         return moves
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
-        parsed = parse_move(move)
-        if seat not in self.to_act(state):
+        kind, card, flag, flips = parse_move(move)
+        if seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
         log = Decision(evolve, state, EVENT_VERSIONS)
-        match parsed.type:
+        match kind:
             case "play":
-                _play(log, seat, parsed.card, parsed.flag)
+                _play(log, seat, card, flag)
             case "steal":
-                _steal(log, seat, parsed.card)
+                _steal(log, seat, card)
             case "score":
-                _score(log, seat, parsed.flag, parsed.flips)
+                _score(log, seat, flag, flips)
             case "direction":
-                _direction(log, seat, parsed.flag)
+                _direction(log, seat, flag)
             case "foul_score":
-                _foul_score(log, seat, parsed.card, parsed.flag, rng)
+                _foul_score(log, seat, card, flag, rng)
             case _:
                 _pass(log, seat)
         _advance(log, rng)
