@@ -234,6 +234,15 @@ def test_the_bot_worker_s_turns_and_a_move_s_request_id(procfile: Procfile) -> N
     )
     turn = turns_caused()[0]
     assert (turn["job"], turn["table_id"], turn["seat"]) == ("play_turn", table["id"], 1)
+    rq_lines = [
+        line["message"]
+        for line in procfile.json_lines("worker")
+        if line.get("logger") == "rq.worker" and line.get("request_id") == request_id
+    ]
+    assert rq_lines, "RQ's own lines of the job carry its request id too"
+    assert not [line for line in rq_lines if "play_turn(" in line or "is kept" in line], (
+        "the job's own line says it: RQ's lines repeat no arguments and keep no result"
+    )
     assert turn["version"] == version
     assert turn["outcome"] == "played"
     text = procfile.scrape()

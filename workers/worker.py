@@ -65,8 +65,13 @@ class BotWorker(SimpleWorker):
     The composition root builds its `play`; `bootstrap.Worker` is the one `rq worker` starts.
     """
 
+    # The job's own line (`_ran`) names its table, version, seat, outcome and time: RQ's lines
+    # need not repeat the job's arguments (its description) nor say how long a result is kept.
+    log_result_lifespan = False
+
     def __init__(self, *args: Any, play: BotPlay, **kwargs: Any) -> None:
         kwargs["serializer"] = kwargs.get("serializer") or JSONSerializer
+        kwargs["log_job_description"] = False
         # The worker waits for a job at most `worker_ttl - 15` seconds before its housekeeping,
         # where the sweep runs. `rq worker` always passes its own defaults (420 and 600), so
         # these are capped rather than defaulted.
