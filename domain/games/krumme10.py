@@ -23,7 +23,7 @@ from functools import cache, lru_cache, reduce
 from itertools import chain, combinations
 from math import exp, factorial, sqrt
 from random import Random
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from domain import multiset
 from domain.chance import Chance
@@ -277,10 +277,12 @@ def _public_card(card: Card) -> dict[str, JSON]:
     return {"id": card.id, "face": VALUE[card.face], "pink": card.face == PINK_FOUR}
 
 
-def _with(
-    items: tuple[tuple[Card, ...], ...], seat: int, value: tuple[Card, ...]
-) -> tuple[tuple[Card, ...], ...]:
-    return (*items[:seat], value, *items[seat + 1 :])
+T = TypeVar("T")
+
+
+def _with(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
+    """`items` with `value` at `index`: a seat's hand, score or pile, or a kind's count."""
+    return (*items[:index], value, *items[index + 1 :])
 
 
 def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, tuple[Card, ...]]:
@@ -322,7 +324,7 @@ def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> d
     """The fields that change as `seat` wins `cards` worth `points`."""
     scores = state.scores
     return {
-        "scores": (*scores[:seat], scores[seat] + points, *scores[seat + 1 :]),
+        "scores": _with(scores, seat, scores[seat] + points),
         "won": _with(state.won, seat, state.won[seat] + cards),
     }
 
@@ -492,7 +494,7 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     return replace(
         state,
         hands=_with(state.hands, seat, (*state.hands[seat], card)),
-        draw_pile=(*pile[:kind], pile[kind] - 1, *pile[kind + 1 :]),
+        draw_pile=_with(pile, kind, pile[kind] - 1),
         next_id=max(state.next_id, card.id + 1),
         draw_top=None,
     )
