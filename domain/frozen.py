@@ -1,10 +1,12 @@
-"""Changing one field of an immutable game state, at the speed the engines need."""
+"""Changing one field of an immutable game state, or one item of a tuple in it, at the speed
+the engines need."""
 
 from __future__ import annotations
 
 from typing import Any, TypeVar
 
 Frozen = TypeVar("Frozen")
+Item = TypeVar("Item")
 
 
 def replace(frozen: Frozen, **changes: Any) -> Frozen:
@@ -22,6 +24,11 @@ def replace(frozen: Frozen, **changes: Any) -> Frozen:
     copy = _new(type(frozen))
     _set_attribute(copy, "__dict__", fields)
     return copy
+
+
+def with_item(items: tuple[Item, ...], index: int, value: Item) -> tuple[Item, ...]:
+    """`items` with `value` in place of the item at `index`: a seat's hand or score, say."""
+    return (*items[:index], value, *items[index + 1 :])
 
 
 # `object`'s own, looked up once: two attribute lookups less in each copy.

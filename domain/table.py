@@ -13,11 +13,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar
 
 from domain.bots import Turn
 from domain.chance import CURRENT, GENERATORS, PYTHON_RANDOM, UnknownChance
 from domain.dice import rng_at
+from domain.frozen import with_item
 from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON, Event
 
@@ -511,23 +512,25 @@ class Tables:
                 return replace(table, version=version)
             return replace(
                 table,
-                timeouts=_set(table.timeouts, seat, table.timeouts[seat] + 1),
+                timeouts=with_item(table.timeouts, seat, table.timeouts[seat] + 1),
                 version=version,
             )
         if event.type == CLOCK_CHARGED:
-            banks = _set(table.banks, event.data["seat"], event.data["bank"])
+            banks = with_item(table.banks, event.data["seat"], event.data["bank"])
             return replace(table, banks=banks, version=version)
         if event.type == TABLE_EXPIRED:
             return replace(table, expired=True, version=version)
         if event.type == PLAYER_RETURNED:
             return replace(
-                table, timeouts=_set(table.timeouts, event.data["seat"], 0), version=version
+                table, timeouts=with_item(table.timeouts, event.data["seat"], 0), version=version
             )
         if event.type == SEAT_HANDED_TO_BOT:
             seat = event.data["seat"]
             taken = table.seats[seat]
             assert taken is not None
-            handed = _set(table.seats, seat, replace(taken, bot=event.data["bot"], webhook=None))
+            handed = with_item(
+                table.seats, seat, replace(taken, bot=event.data["bot"], webhook=None)
+            )
             return replace(table, seats=handed, version=version)
         if event.type == GAME_FINISHED:
             return replace(
@@ -645,13 +648,6 @@ class Tables:
 def hand_to_bot(seat: int, reason: str) -> Event:
     """The event giving `seat` to the stand-in bot for the rest of the game."""
     return Event(SEAT_HANDED_TO_BOT, {"seat": seat, "bot": STAND_IN, "reason": reason})
-
-
-T = TypeVar("T")
-
-
-def _set(values: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    return (*values[:index], value, *values[index + 1 :])
 
 
 def seats_json(table: Table) -> list[JSON]:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
-from domain.frozen import replace
+from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -185,12 +185,6 @@ class State:
         return self.known[seat] if self.known else (HIDDEN,) * len(self.hands[seat])
 
 
-def _with(
-    items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
-) -> tuple[tuple[int, ...], ...]:
-    return (*items[:seat], value, *items[seat + 1 :])
-
-
 def _known_rows(state: State) -> tuple[tuple[int, ...], ...]:
     """What everyone knows of every hand, position by position."""
     return state.known or tuple(state.known_in(seat) for seat in range(state.players))
@@ -199,7 +193,7 @@ def _known_rows(state: State) -> tuple[tuple[int, ...], ...]:
 def _inserted(state: State, seat: int, at: int, card: int) -> tuple[tuple[int, ...], ...]:
     """`state.known` after a card went into `seat`'s hand at `at`, known to all as `card`."""
     known = state.known_in(seat)
-    return _with(_known_rows(state), seat, (*known[:at], card, *known[at:]))
+    return with_item(_known_rows(state), seat, (*known[:at], card, *known[at:]))
 
 
 def _clockwise_after(leader: int, hands: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
@@ -289,7 +283,7 @@ def game_loss(chips: tuple[int, ...]) -> tuple[float, ...]:
         if left == 0:
             loss[seat] += 1 / players
             continue
-        for other, share in enumerate(game_loss((*chips[:seat], left - 1, *chips[seat + 1 :]))):
+        for other, share in enumerate(game_loss(with_item(chips, seat, left - 1))):
             loss[other] += share / players
     return tuple(loss)
 
@@ -443,9 +437,9 @@ class KrassKariert(DecidesBySteps):
                 known = tuple(state.known_in(other) for other in range(state.players))
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, cards),
-                    reserves=_with(state.reserves, seat, _codes(data["reserve"])),
-                    known=_with(known, seat, (HIDDEN,) * len(cards)),
+                    hands=with_item(state.hands, seat, cards),
+                    reserves=with_item(state.reserves, seat, _codes(data["reserve"])),
+                    known=with_item(known, seat, (HIDDEN,) * len(cards)),
                 )
             case "HandStarted":
                 dealt = [card for hand in state.hands for card in hand]
@@ -464,8 +458,8 @@ class KrassKariert(DecidesBySteps):
                 reserve.remove(card)
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
-                    reserves=_with(state.reserves, seat, tuple(reserve)),
+                    hands=with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                    reserves=with_item(state.reserves, seat, tuple(reserve)),
                     turn=state.waiting[0] if state.waiting else None,
                     waiting=state.waiting[1:],
                     # Reserves lie face up: everyone saw this card go in, and where.
@@ -495,7 +489,7 @@ class KrassKariert(DecidesBySteps):
                 card = CODE[data["card"]]
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                    hands=with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
                     drawn=None,
                     turn=seat if state.draws_left else None,
                     # Everyone sees where it goes in; only its holder saw the card.
@@ -544,11 +538,11 @@ class KrassKariert(DecidesBySteps):
         known = state.known_in(seat)
         return replace(
             state,
-            hands=_with(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
+            hands=with_item(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
-            known=_with(_known_rows(state), seat, known[:at] + known[at + len(cards) :]),
+            known=with_item(_known_rows(state), seat, known[:at] + known[at + len(cards) :]),
         )
 
     # -- who acts and how -----------------------------------------------------------------------
@@ -852,7 +846,7 @@ class KrassKariert(DecidesBySteps):
             if left == 0:
                 loss[seat] += chance
                 continue
-            chips = (*state.chips[:seat], left - 1, *state.chips[seat + 1 :])
+            chips = with_item(state.chips, seat, left - 1)
             for other, share in enumerate(game_loss(chips)):
                 loss[other] += chance * share
         # max: rounding may lift a certain loss a hair above 1.

@@ -23,11 +23,11 @@ from functools import cache, lru_cache, reduce
 from itertools import chain, combinations
 from math import exp, factorial, sqrt
 from random import Random
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
-from domain.frozen import replace
+from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -277,14 +277,6 @@ def _public_card(card: Card) -> dict[str, JSON]:
     return {"id": card.id, "face": VALUE[card.face], "pink": card.face == PINK_FOUR}
 
 
-T = TypeVar("T")
-
-
-def _with(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    """`items` with `value` at `index`: a seat's hand, score or pile, or a kind's count."""
-    return (*items[:index], value, *items[index + 1 :])
-
-
 def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, tuple[Card, ...]]:
     for index, card in enumerate(cards):
         if card.id == card_id:
@@ -324,8 +316,8 @@ def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> d
     """The fields that change as `seat` wins `cards` worth `points`."""
     scores = state.scores
     return {
-        "scores": _with(scores, seat, scores[seat] + points),
-        "won": _with(state.won, seat, state.won[seat] + cards),
+        "scores": with_item(scores, seat, scores[seat] + points),
+        "won": with_item(state.won, seat, state.won[seat] + cards),
     }
 
 
@@ -368,7 +360,7 @@ def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
     cards = [_card_from_json(card) for card in data["cards"]]
     return replace(
         state,
-        hands=_with(state.hands, data["seat"], tuple(cards)),
+        hands=with_item(state.hands, data["seat"], tuple(cards)),
         draw_pile=_count_kinds(state.draw_pile, cards, -1),
         next_id=cards[-1].id + 1,
     )
@@ -382,7 +374,7 @@ def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
 ) -> State:
     """`state` after `placed` left `owner`'s hand (`hand` is what stays) for the display."""
-    hands = _with(state.hands, owner, hand)
+    hands = with_item(state.hands, owner, hand)
     total, target = data["total"], data["target"]
     face = placed.card.face
     if face == PINK_FOUR:
@@ -478,7 +470,7 @@ def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
     won = card.flipped() if data["flip"] else card
     return replace(
         state,
-        hands=_with(state.hands, seat, hand),
+        hands=with_item(state.hands, seat, hand),
         **_scoring(state, seat, (won,), data["points"]),
         **_next_foul_scorer(state),
     )
@@ -493,8 +485,8 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
     kind, pile = KIND_OF[card.face, card.back], state.draw_pile
     return replace(
         state,
-        hands=_with(state.hands, seat, (*state.hands[seat], card)),
-        draw_pile=_with(pile, kind, pile[kind] - 1),
+        hands=with_item(state.hands, seat, (*state.hands[seat], card)),
+        draw_pile=with_item(pile, kind, pile[kind] - 1),
         next_id=max(state.next_id, card.id + 1),
         draw_top=None,
     )

@@ -14,7 +14,7 @@ from random import Random
 
 from domain import multiset
 from domain.chance import Chance
-from domain.frozen import replace
+from domain.frozen import replace, with_item
 from domain.rules import FIRST_SEAT, JSON, Event, FoldsAfterDeciding, GameInfo, Result, RuleError
 from domain.seating import choose_first_seat, next_seat, winners_by
 
@@ -74,12 +74,6 @@ class State:
 def _remove(cards: tuple[int, ...], card: int) -> tuple[int, ...]:
     index = cards.index(card)
     return cards[:index] + cards[index + 1 :]
-
-
-def _with(
-    items: tuple[tuple[int, ...], ...], seat: int, value: tuple[int, ...]
-) -> tuple[tuple[int, ...], ...]:
-    return (*items[:seat], value, *items[seat + 1 :])
 
 
 def out_of_play(state: State) -> tuple[int, ...]:
@@ -168,14 +162,14 @@ class Pig10(FoldsAfterDeciding):
                 cards = list(data["cards"])
                 return replace(
                     state,
-                    hands=_with(state.hands, data["seat"], tuple(sorted(cards))),
+                    hands=with_item(state.hands, data["seat"], tuple(sorted(cards))),
                     draw_pile=multiset.without(state.draw_pile, cards),
                 )
             case "FirstSeatChosen":
                 return replace(state, turn=data["seat"], started=True)
             case "CardPlayed":
                 seat, card = data["seat"], data["card"]
-                hands = _with(state.hands, seat, _remove(state.hands[seat], card))
+                hands = with_item(state.hands, seat, _remove(state.hands[seat], card))
                 played = replace(
                     state,
                     hands=hands,
@@ -191,7 +185,7 @@ class Pig10(FoldsAfterDeciding):
                 seat, card = data["seat"], data["card"]
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, tuple(sorted((*state.hands[seat], card)))),
+                    hands=with_item(state.hands, seat, tuple(sorted((*state.hands[seat], card)))),
                     draw_pile=multiset.without(state.draw_pile, [card]),
                 )
         raise ValueError(f"pig10 has no event {event.type!r}")

@@ -15,10 +15,9 @@ from functools import cache
 from itertools import product
 from math import exp
 from random import Random
-from typing import TypeVar
 
 from domain.chance import Chance
-from domain.frozen import replace
+from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -322,13 +321,6 @@ def _contains(dice: tuple[int, ...], wanted: Sequence[int]) -> bool:
     return all(count <= have[face] for face, count in enumerate(_counts(wanted)))
 
 
-T = TypeVar("T")
-
-
-def _with(items: tuple[T, ...], index: int, value: T) -> tuple[T, ...]:
-    return (*items[:index], value, *items[index + 1 :])
-
-
 # --- moves ---------------------------------------------------------------------------------------
 
 
@@ -423,7 +415,7 @@ class RollnBump(DecidesBySteps):
                 claim = Claim(data["seat"], tuple(data["dice"]))
                 return replace(
                     state,
-                    claims=_with(state.claims, data["stack"], claim),
+                    claims=with_item(state.claims, data["stack"], claim),
                     dice=dice_without(state.dice, data["dice"]),
                     claiming=True,
                 )
@@ -453,8 +445,8 @@ class RollnBump(DecidesBySteps):
                 stack, card = data["stack"], CARD_NUMBERS[data["card"]]
                 return replace(
                     state,
-                    tops=_with(state.tops, stack, card),
-                    face_down=_with(state.face_down, stack, state.face_down[stack] - 1),
+                    tops=with_item(state.tops, stack, card),
+                    face_down=with_item(state.face_down, stack, state.face_down[stack] - 1),
                     unseen=state.unseen & ~(1 << card),
                 )
             case "WhiteDieRolled":

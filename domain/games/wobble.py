@@ -23,7 +23,7 @@ from math import exp, sqrt
 from random import Random
 
 from domain.chance import Chance
-from domain.frozen import replace
+from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
@@ -355,12 +355,6 @@ def _add(hand: tuple[str, ...], cards: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted((*hand, *cards)))
 
 
-def _with(
-    items: tuple[tuple[str, ...], ...], seat: int, hand: tuple[str, ...]
-) -> tuple[tuple[str, ...], ...]:
-    return (*items[:seat], hand, *items[seat + 1 :])
-
-
 def _count(counts: tuple[int, ...], cards: Iterable[str], sign: int) -> tuple[int, ...]:
     changed = list(counts)
     for card in cards:
@@ -593,7 +587,7 @@ class Wobble(DecidesBySteps):
                 cards = data["cards"]
                 return replace(
                     state,
-                    hands=_with(state.hands, data["seat"], tuple(sorted(cards))),
+                    hands=with_item(state.hands, data["seat"], tuple(sorted(cards))),
                     draw=_count(state.draw, cards, -1),
                 )
             case "StartCardTurned":
@@ -616,7 +610,7 @@ class Wobble(DecidesBySteps):
                 seat, cards = data["seat"], data["cards"]
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
+                    hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
                     buried=_count(state.buried, cards, 1),
                 )
             case "CardDrawn":
@@ -625,7 +619,7 @@ class Wobble(DecidesBySteps):
                 seat, cards = data["seat"], data["cards"]
                 return replace(
                     state,
-                    hands=_with(state.hands, seat, _add(state.hands[seat], cards)),
+                    hands=with_item(state.hands, seat, _add(state.hands[seat], cards)),
                     draw=_count(state.draw, cards, -1),
                 )
             case "DiscardsReshuffled":
@@ -636,7 +630,9 @@ class Wobble(DecidesBySteps):
                 seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
                 hand = _add(_remove(state.hands[seat], shown), drawn)
                 draw = _count(_count(state.draw, shown, 1), drawn, -1)
-                state = replace(state, hands=_with(state.hands, seat, hand), draw=draw, toss=None)
+                state = replace(
+                    state, hands=with_item(state.hands, seat, hand), draw=draw, toss=None
+                )
                 return self._give_turn(state, _next(state, seat))
             case "DefencePlayed":
                 return self._defended(state, data["seat"], data["card"], data["target"])
@@ -667,7 +663,7 @@ class Wobble(DecidesBySteps):
             CARD[cards[0]],
             len(cards),
             data,
-            hands=_with(state.hands, seat, _remove(state.hands[seat], cards)),
+            hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
             discard=_count(state.discard, covered, 1),
             top=cards[0],
             drawn=None,
@@ -718,7 +714,7 @@ class Wobble(DecidesBySteps):
             return self._give_turn(replace(state, toss=None), _next(state, seat))
         state = replace(
             state,
-            hands=_with(state.hands, seat, _add(state.hands[seat], [card])),
+            hands=with_item(state.hands, seat, _add(state.hands[seat], [card])),
             draw=_count(state.draw, [card], -1),
             toss=None,
         )
@@ -762,7 +758,7 @@ class Wobble(DecidesBySteps):
         direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
         return replace(
             state,
-            hands=_with(state.hands, seat, _remove(state.hands[seat], [card])),
+            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
             discard=_count(state.discard, [card], 1),
             direction=direction,
             attack=replace(attack, target=target, directed_by=seat),
@@ -775,7 +771,7 @@ class Wobble(DecidesBySteps):
         symbol = CARD[card].symbol
         state = replace(
             state,
-            hands=_with(state.hands, seat, _remove(state.hands[seat], [card])),
+            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
             discard=_count(state.discard, [card], 1),
             toss=None if seat == attack.target else state.toss,
         )
