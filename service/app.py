@@ -37,7 +37,7 @@ def create_app(
     commands: TableCommands,
     queries: TableQueries,
     bots: BotCatalogue | None,
-    limiter: Limiter,
+    limiter: Limiter | None,
     metrics: Metrics | None = None,
     hub: StreamHub | None = None,
     refuse_webhook: Callable[[str], str | None] = lambda url: None,

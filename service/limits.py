@@ -1,5 +1,5 @@
 """Rate limits: per client address on opening tables, taking seats, live streams and heavy reads;
-per seat token on moves. Counted by the `limits` library's fixed window in Redis, so every web
+per seat token on moves. Counted in fixed windows in a `limits` storage in Redis, so every web
 process shares them (embedded: in this process's memory).
 
 A refusal is `429 rate-limited` problem details with `Retry-After`; every limited answer carries
@@ -16,13 +16,17 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from flask import Flask, Response, current_app, g, has_app_context, request
+from flask import Flask, Response, current_app, g, request
 from limits import RateLimitItem, parse_many
 from limits.errors import StorageError
-from limits.storage import RedisClusterStorage, RedisStorage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter
+from limits.storage import (
+    MemoryStorage,
+    RedisClusterStorage,
+    RedisStorage,
+    storage_from_string,
+)
 from werkzeug.exceptions import TooManyRequests
 
 from service.config import Config
@@ -37,54 +41,64 @@ HEAVY_READS = (
     "api.export",
 )
 KEY_PREFIX = "limits"
+COUNTING = "spieltisch+"
+"""The prefix of the storage schemes whose storages are `WindowCounter`s."""
 LOG = logging.getLogger(__name__)
 
 
-class CountingRedisStorage(RedisStorage):
-    """limits' Redis storage, which answers a request's `RateLimit-*` headers from the hit that
-    counted the request: the count and the window's time to live come back in the one round
-    trip of the increment, where limits would ask Redis twice more for them."""
+class WindowCounter(Protocol):
+    """A `limits` storage that counts a hit in a fixed window and says when the window ends, in
+    one step: limits' own strategy asks the storage three times (the increment, the count, the
+    expiry), and each is a round trip in Redis."""
 
-    SCHEME = "spieltisch+"
-    # Read once, when the class is made, to register the schemes with limits.
-    STORAGE_SCHEME = [f"{SCHEME}redis", f"{SCHEME}rediss", f"{SCHEME}redis+unix"]  # noqa: RUF012
+    def count(self, key: str, expiry: int) -> tuple[int, float]:
+        """Count a hit on `key`, whose window lasts `expiry` seconds from its first hit: the
+        hits so far in the window and when it ends (a Unix time). Raises `StorageError` when
+        the storage cannot be reached."""
+        ...
+
+
+class CountingMemoryStorage(MemoryStorage):
+    """limits' storage in this process's memory (embedded), as a `WindowCounter`."""
+
+    STORAGE_SCHEME = [f"{COUNTING}memory"]  # noqa: RUF012 (read once, to register the scheme)
+
+    def __init__(self, uri: str, **options: Any) -> None:
+        super().__init__(uri.removeprefix(COUNTING), **options)
+
+    def count(self, key: str, expiry: int) -> tuple[int, float]:
+        return self.incr(key, expiry), self.get_expiry(key)
+
+
+class CountingRedisStorage(RedisStorage):
+    """limits' Redis storage as a `WindowCounter`: the count and the window's time to live
+    come back from one script, in one round trip."""
+
+    STORAGE_SCHEME = [f"{COUNTING}redis", f"{COUNTING}rediss", f"{COUNTING}redis+unix"]  # noqa: RUF012
     COUNT = b"""
-local count = redis.call("incrby", KEYS[1], ARGV[2])
-if count == tonumber(ARGV[2]) then
+local count = redis.call("incr", KEYS[1])
+if count == 1 then
     redis.call("expire", KEYS[1], ARGV[1])
 end
 return {count, redis.call("ttl", KEYS[1])}
 """
 
     def __init__(self, uri: str, **options: Any) -> None:
-        super().__init__(uri.removeprefix(self.SCHEME), **options)
+        super().__init__(uri.removeprefix(COUNTING), **options)
         self.lua_count = self.get_connection().register_script(self.COUNT)
 
-    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
-        count, ttl = self.lua_count([self.prefixed_key(key)], [expiry, amount])
-        if has_app_context():
-            g.spieltisch_counted = (key, int(count), time.time() + max(int(ttl), 0))
-        return int(count)
-
-    def get(self, key: str) -> int:
-        counted = self._counted(key)
-        return counted[1] if counted else super().get(key)
-
-    def get_expiry(self, key: str) -> float:
-        counted = self._counted(key)
-        return counted[2] if counted else super().get_expiry(key)
-
-    @staticmethod
-    def _counted(key: str) -> tuple[str, int, float] | None:
-        """What this request's hit on `key` answered, if it hit it."""
-        counted = g.get("spieltisch_counted") if has_app_context() else None
-        return counted if counted and counted[0] == key else None
+    def count(self, key: str, expiry: int) -> tuple[int, float]:
+        try:
+            count, ttl = self.lua_count([self.prefixed_key(key)], [expiry])
+        except self.base_exceptions as error:
+            raise StorageError(error) from error
+        return int(count), time.time() + max(int(ttl), 0)
 
 
 class CountingRedisClusterStorage(CountingRedisStorage, RedisClusterStorage):
     """The same over a Redis Cluster (`redis+cluster://`): a count is one key, so one slot."""
 
-    STORAGE_SCHEME = [f"{CountingRedisStorage.SCHEME}redis+cluster"]  # noqa: RUF012
+    STORAGE_SCHEME = [f"{COUNTING}redis+cluster"]  # noqa: RUF012
 
 
 @dataclass(frozen=True)
@@ -111,13 +125,10 @@ class Counted:
 
 
 class Limiter:
-    """Counts requests to limited routes in the fixed windows of a `limits` storage."""
+    """Counts requests to limited routes in fixed windows."""
 
-    def __init__(self, storage_uri: str, *, enabled: bool = True) -> None:
-        self.enabled = enabled
-        # Storage errors come wrapped (StorageError), so an outage is told from a bug.
-        storage = storage_from_string(storage_uri, wrap_exceptions=True)
-        self.windows = FixedWindowRateLimiter(storage)
+    def __init__(self, counter: WindowCounter) -> None:
+        self.counter = counter
 
     def count(self, endpoint: str, limit: RouteLimit) -> Counted | None:
         """Count this request against each of the route's windows, up to the first it exceeds.
@@ -127,11 +138,11 @@ class Limiter:
         counted = None
         try:
             for item in limit.items:
-                allowed = self.windows.hit(item, *identifiers)
-                reset_at, remaining = self.windows.get_window_stats(item, *identifiers)
-                if counted is None or not allowed:
-                    counted = Counted(item, remaining, reset_at, refused=not allowed)
-                if not allowed:
+                hits, reset_at = self.counter.count(item.key_for(*identifiers), item.get_expiry())
+                refused = hits > item.amount
+                if counted is None or refused:
+                    counted = Counted(item, max(0, item.amount - hits), reset_at, refused)
+                if refused:
                     break
         except StorageError as error:
             LOG.warning("rate limits not counted: %s", error)
@@ -139,10 +150,18 @@ class Limiter:
         return counted
 
 
-def limiter_for(config: Config) -> Limiter:
-    """The limiter, counting in the service's Redis (embedded: in this process's memory)."""
-    storage = CountingRedisStorage.SCHEME + config.redis_url if config.redis_url else "memory://"
-    return Limiter(storage, enabled=config.rate_limits)
+def limiter_for(config: Config) -> Limiter | None:
+    """The limiter, counting in the service's Redis (embedded: in this process's memory); None
+    when rate limits are off."""
+    if not config.rate_limits:
+        return None
+    # Storage errors come wrapped (StorageError), so an outage is told from a bug.
+    storage = storage_from_string(
+        COUNTING + (config.redis_url or "memory://"), wrap_exceptions=True
+    )
+    if not isinstance(storage, CountingMemoryStorage | CountingRedisStorage):
+        raise TypeError(f"{type(storage).__name__} does not count windows")
+    return Limiter(storage)
 
 
 def client_address() -> str:
@@ -172,9 +191,10 @@ def route_limits(config: Config) -> Mapping[str, RouteLimit]:
     }
 
 
-def limit_routes(app: Flask, limiter: Limiter, config: Config) -> None:
-    """Count the limited routes' requests before their views, and answer their headers."""
-    if not limiter.enabled:
+def limit_routes(app: Flask, limiter: Limiter | None, config: Config) -> None:
+    """Count the limited routes' requests before their views, and answer their headers (None:
+    limits are off)."""
+    if limiter is None:
         return
     limits = route_limits(config)
 
