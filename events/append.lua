@@ -5,12 +5,14 @@
 -- ARGV[5]  seconds the game's receipts live from now on ('0' = as they are): given when
 --          the append ends the game, so receipts expire while the log itself never does
 -- KEYS[3]  (only with a mark) a sorted set the append marks the game in
--- KEYS[4..] (only with a mark) keys the append claims: each set to 1 unless it is set already
+-- KEYS[4]  (only with a mark and a stamp) the hash the mark's stamp is recorded in
+-- KEYS[4 or 5..] (only with a mark) keys the append claims: each set to 1 unless set already
 -- ARGV[6]  the member the append adds to KEYS[3] ('' = no mark)
 -- ARGV[7]  that member's score
 -- ARGV[8]  'LT': the member keeps a lower score it has already; '': the score replaces it
 -- ARGV[9]  milliseconds a claim lives
--- ARGV[10..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
+-- ARGV[10] the stamp recorded under the member in KEYS[4] ('' = none)
+-- ARGV[11..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- The receipt is checked before the version: a request repeating a key whose first request
 -- landed meanwhile gets that request's receipt, not a conflict.
 -- Returns {'ok', version, claimed...} (1 for each claim it set, 0 for one it found set)
@@ -40,11 +42,11 @@ if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
   return {'conflict', tostring(version), head}
 end
 
-local count = (#ARGV - 9) / 2
+local count = (#ARGV - 10) / 2
 for i = 0, count - 1 do
   -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
   redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
-    'e', ARGV[10 + 2 * i], 'h', ARGV[11 + 2 * i])
+    'e', ARGV[11 + 2 * i], 'h', ARGV[12 + 2 * i])
 end
 local reply = {'ok', tostring(version + count)}
 if ARGV[6] ~= '' then
@@ -53,7 +55,12 @@ if ARGV[6] ~= '' then
   else
     redis.call('ZADD', KEYS[3], ARGV[7], ARGV[6])
   end
-  for i = 4, #KEYS do
+  local claims = 4
+  if ARGV[10] ~= '' then
+    redis.call('HSET', KEYS[4], ARGV[6], ARGV[10])
+    claims = 5
+  end
+  for i = claims, #KEYS do
     reply[#reply + 1] = redis.call('SET', KEYS[i], 1, 'NX', 'PX', ARGV[9]) and 1 or 0
   end
 end
@@ -68,8 +75,8 @@ end
 -- the stream: '<first version>' then ':<length>:<stored event><hash>' for each (events/news.py).
 local news = {tostring(version + 1)}
 for i = 0, count - 1 do
-  local stored = ARGV[10 + 2 * i]
-  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[11 + 2 * i]
+  local stored = ARGV[11 + 2 * i]
+  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[12 + 2 * i]
 end
 redis.call('PUBLISH', KEYS[1], table.concat(news))
 return reply

@@ -87,10 +87,12 @@ class Appended:
 class Mark:
     """What an append that lands also writes: `member` in the sorted set `key` at `score`
     (unless it is there already at a lower score, or whatever its score with `replace`), and
-    each of `claims` set to 1 for `claim_ms` unless it is set already. Every key must be where
-    the game's stream is (on a cluster, in its hash slot): the turn queue marks a table for the
-    workers' sweep, and claims its bots' turns, this way when it shares the games' Redis, in the
-    append's own round trip."""
+    each of `claims` set to 1 for `claim_ms` unless it is set already; with `stamps`, `stamp`
+    recorded under `member` in that hash, so that whoever clears or moves the mark later can
+    tell whether a newer append marked it since. Every key must be where the game's stream is
+    (on a cluster, in its hash slot): the turn queue marks a table for the workers' sweep, and
+    claims its bots' turns, this way when it shares the games' Redis, in the append's own round
+    trip."""
 
     key: str
     member: str
@@ -98,6 +100,8 @@ class Mark:
     replace: bool = False
     claims: tuple[str, ...] = ()
     claim_ms: int = 0
+    stamps: str = ""
+    stamp: int = 0
 
 
 @dataclass(frozen=True)
@@ -193,9 +197,10 @@ class EventStore:
             0 if mark is None else mark.score,
             "" if mark is not None and mark.replace else "LT",
             0 if mark is None else mark.claim_ms,
+            "" if mark is None or not mark.stamps else mark.stamp,
         ]
         if mark is not None:
-            keys += [mark.key, *mark.claims]
+            keys += [mark.key, *([mark.stamps] if mark.stamps else []), *mark.claims]
         for record in records:
             args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
         replicas = None

@@ -6,7 +6,7 @@ people. Times come from a clock the test moves, and scheduled jobs are looked at
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from random import Random
@@ -29,9 +29,11 @@ from domain.table import (
     PLAYER_RETURNED,
     SEAT_HANDED_TO_BOT,
     SeatUnavailable,
+    Table,
     game_created_v2_to_v3,
 )
 from events.envelope import START
+from events.store import Mark
 from service.config import Config
 from service.tables import BotSeat
 from service.views import Caller
@@ -40,7 +42,15 @@ from tests.stack import Stack
 from tests.test_api import payload
 from tests.test_bots import FULL_SPEED, GoneAfterAppend, drain, seat_human
 from workers.player import Outcome
-from workers.turns import WAITING, bot_queue, job_id, not_before, timeout_job_id
+from workers.turns import (
+    WAITING,
+    Scheduled,
+    TurnQueue,
+    bot_queue,
+    job_id,
+    not_before,
+    timeout_job_id,
+)
 
 
 @dataclass
@@ -239,6 +249,101 @@ def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
     assert turns.sweep(services.queries) == [], "not due before a claim's time"
     later = time.time() + turns.claim_ms / 1000 + 1
     sweep_then_time_out(services, now, table_id, 1, at=later)
+
+
+class SlowToSchedule:
+    """The turn queue of a process that appends, then schedules only when `catch_up` is
+    called: another process's move may land in between."""
+
+    def __init__(self, turns: TurnQueue) -> None:
+        self.turns = turns
+        self.late: list[Table] = []
+
+    def expect(self, table: Table, *, marked: bool = False) -> Mark | None:
+        return self.turns.expect(table, marked=marked)
+
+    def schedule(
+        self, table: Table, *, keep: bool = False, claimed: Sequence[bool] | None = None
+    ) -> Scheduled:
+        self.late.append(table)
+        return Scheduled([])
+
+    def catch_up(self) -> None:
+        for table in self.late:
+            self.turns.schedule(table)
+
+
+def test_a_late_schedule_of_an_older_move_leaves_the_newer_moves_mark(
+    any_redis: redis.Redis,
+) -> None:
+    """Seat 0's move is appended and, before its process schedules the next timeout, seat 1
+    answers from another process, which loses Redis after its append. The first process's late
+    `schedule`, for the older version, must not take away the mark of seat 1's move: it is
+    what brings the sweep to seat 0's timeout."""
+    now = Now()
+    services = build(any_redis, FULL_SPEED, clock=now)
+    created = services.commands.create(
+        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
+    )
+    table_id = str(created.body["id"])
+    for _ in range(2):
+        seat_human(services, table_id)
+    tables, turns = services.repository.tables, services.turns
+    slow = SlowToSchedule(turns)
+    for seat, process in ((0, slow), (1, GoneAfterAppend(turns))):
+        services.commands.turns = process
+        table = services.repository.load(table_id).table
+        assert tables.to_act(table) == [seat]
+        services.commands.move(
+            table_id, Caller(seat), tables.legal_moves(table, seat)[0], table.version, None
+        )
+    slow.catch_up()
+    assert tables.to_act(services.repository.load(table_id).table) == [0]
+    later = time.time() + turns.claim_ms / 1000 + 1
+    sweep_then_time_out(services, now, table_id, 0, at=later)
+
+
+class MovesWhileRead:
+    """The tables as the sweep reads them, with seat `seat`'s move landing a minute later (from
+    a process that then loses Redis) just after the sweep has read the table."""
+
+    def __init__(self, services: Services, now: Now, seat: int) -> None:
+        self.services, self.now, self.seat = services, now, seat
+
+    def current(self, table_id: str) -> Table | None:
+        read = self.services.queries.current(table_id)
+        assert read is not None
+        turns = self.services.commands.turns
+        self.services.commands.turns = GoneAfterAppend(self.services.turns)
+        move = self.services.repository.tables.legal_moves(read, self.seat)[0]
+        self.now.at += timedelta(minutes=1)
+        self.services.commands.move(table_id, Caller(self.seat), move, read.version, None)
+        self.services.commands.turns = turns
+        return read
+
+
+def test_a_sweep_working_from_an_older_version_leaves_the_newer_mark(
+    any_redis: redis.Redis,
+) -> None:
+    """The sweep finds a parked table due whose deadlines moved on; as it marks the table for
+    their new handover, a move lands whose process loses Redis. The sweep, which read the table
+    before that move, leaves the move's mark as it is, due: the next sweep looks again."""
+    services, now, table_id = people_only_table(any_redis)
+    tables, turns = services.repository.tables, services.turns
+    first_deadline = tables.deadlines(services.repository.load(table_id).table)[0]
+    table = services.repository.load(table_id).table
+    now.at += timedelta(minutes=1)
+    services.commands.move(
+        table_id, Caller(0), tables.legal_moves(table, 0)[0], table.version, None
+    )
+    due = any_redis.zscore(WAITING, table_id)
+    assert due == pytest.approx(handover_ms(services, first_deadline)), "the earliest stays"
+    turns.clock = lambda: first_deadline.timestamp() - turns.handover_seconds + 1
+    assert turns.sweep(MovesWhileRead(services, now, 1)) == []
+    assert any_redis.zscore(WAITING, table_id) == due, "left for the next sweep"
+    assert turns.sweep(services.queries) == [], "which marks it for the newest deadline"
+    newest = tables.deadlines(services.repository.load(table_id).table)[0]
+    assert any_redis.zscore(WAITING, table_id) == pytest.approx(handover_ms(services, newest))
 
 
 def sweep_then_time_out(services: Services, now: Now, table_id: str, seat: int, at: float) -> None:

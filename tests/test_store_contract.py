@@ -436,6 +436,23 @@ def test_an_append_that_lands_claims_its_marks_keys_and_says_which_it_won(
     assert any_redis.zscore(marks, "table") == 70
 
 
+def test_an_append_that_lands_stamps_its_mark_and_still_claims(
+    any_redis: Client, store: EventStore
+) -> None:
+    marks, stamps, free = (f"game:{{{GAME}}}:{name}" for name in ("marks", "stamps", "free"))
+    head = add(store, 1, mark=Mark(marks, "table", 50, stamps=stamps, stamp=1))
+    assert any_redis.hget(stamps, "table") == b"1"
+    stamped = Mark(marks, "table", 70, claims=(free,), claim_ms=60_000, stamps=stamps, stamp=3)
+    landed = appended(store.append(GAME, head, counted(1, 2), META, mark=stamped))
+    assert any_redis.hget(stamps, "table") == b"3", "the newest change's stamp"
+    assert landed.claimed == (True,), "the claims come after the stamp's hash"
+    assert any_redis.get(free) == b"1"
+    assert [record.seq for record in store.read(GAME, START)] == [1, 2], "the events too"
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, head, counted(1, 9), META, mark=replace(stamped, stamp=9))
+    assert any_redis.hget(stamps, "table") == b"3", "a refused append stamps nothing"
+
+
 # --- private values -----------------------------------------------------------------------------
 
 SECRET = "https://bot.example/hook?key=never-shown"

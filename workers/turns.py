@@ -21,6 +21,30 @@ from telemetry.logs import job_meta
 QUEUE = "bots"
 WAITING = "bots:waiting"
 """A sorted set: the tables with a bot turn outstanding, scored by when to look again."""
+MARKED_AT = "{bots:waiting}:versions"
+"""A hash in `WAITING`'s hash slot: the version of each marked table whose change marked it
+last. A `schedule` or sweep working from an older version leaves the mark alone: the newer
+change's own `schedule` may have failed, and the mark is what brings the sweep to it."""
+FORGET = """
+local marked = redis.call('HGET', KEYS[2], ARGV[1])
+if marked and tonumber(marked) > tonumber(ARGV[2]) then
+    return 0
+end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return 1
+"""
+"""Unmark table ARGV[1], as of version ARGV[2], unless a newer version marked it since."""
+REMARK = """
+local marked = redis.call('HGET', KEYS[2], ARGV[1])
+if marked and tonumber(marked) > tonumber(ARGV[3]) then
+    return 0
+end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+"""Mark table ARGV[1] for time ARGV[2], as of version ARGV[3], unless a newer version marked
+it since."""
 PLAY_TURN = "workers.jobs.play_turn"
 TIME_OUT = "workers.jobs.time_out"
 EXPIRE = "workers.jobs.expire"
@@ -176,16 +200,29 @@ class TurnQueue:
                 replace=True,
                 claims=tuple(claim_key(table.id, table.version, seat) for seat in claim.bots),
                 claim_ms=self.claim_ms + claim.wait_ms,
+                stamps=MARKED_AT,
+                stamp=table.version,
             )
         elif (deadline := self._deadline(table)) is None:
             return None
         else:
             parked = self._handover(deadline)
             due = self._due() if parked is None else parked
-            mark = Mark(WAITING, table.id, due, replace=has_bots(table))
+            mark = Mark(
+                WAITING,
+                table.id,
+                due,
+                replace=has_bots(table),
+                stamps=MARKED_AT,
+                stamp=table.version,
+            )
         if self.marks_with_appends:
             return mark
-        self.redis.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
+        # The stamp first: a `schedule` of an older version between the two must not unmark.
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hset(MARKED_AT, table.id, table.version)
+        pipe.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
+        pipe.execute()
         return None
 
     def _deadline(self, table: Table) -> datetime | None:
@@ -299,8 +336,10 @@ class TurnQueue:
         table as waiting for them (or as waiting for no bot); its replies come last in `pipe`."""
         if not claim.bots:
             # What `expect` marked the table for, the timeouts or the expiry, is scheduled
-            # in this same pipeline: the sweep need not look again.
-            pipe.zrem(WAITING, table.id)
+            # in this same pipeline: the sweep need not look again, unless a newer change
+            # marked it meanwhile.
+            # EVAL, not a registered script: that would cost the pipeline a SCRIPT EXISTS.
+            pipe.eval(FORGET, 2, WAITING, MARKED_AT, table.id, table.version)
             return
         claim_ms = self.claim_ms + claim.wait_ms
         for seat in claim.bots:
@@ -400,13 +439,15 @@ class TurnQueue:
             table_id = member.decode()
             current = tables.current(table_id)
             if current is None:
-                self.redis.zrem(WAITING, table_id)
+                with self.redis.pipeline(transaction=False) as pipe:
+                    pipe.zrem(WAITING, table_id)
+                    pipe.hdel(MARKED_AT, table_id)
+                    pipe.execute()
                 continue
             if (parked := self.parked(current)) is not None:
-                # Its deadlines moved on since it was marked: mark it for their new handover.
-                # (An append landing meanwhile that brings one within reach and then fails to
-                # schedule it is a second failure this does not survive.)
-                self.redis.zadd(WAITING, {table_id: parked})
+                # Its deadlines moved on since it was marked: mark it for their new handover,
+                # unless an append landed meanwhile (its mark stands, due: the next sweep).
+                self.redis.eval(REMARK, 2, WAITING, MARKED_AT, table_id, parked, current.version)
                 continue
             queued += self.schedule(current).jobs
         return queued
