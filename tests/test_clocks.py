@@ -223,11 +223,8 @@ def test_a_person_has_one_timeout_job_however_many_turns_they_play(
         play_until_the_person_is_waited_for_again(services, table_id)
 
 
-def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
-    any_redis: redis.Redis,
-) -> None:
-    """The move is stored, then the web process loses Redis before it schedules the next
-    person's timeout: the table's mark, set before the append, brings the sweep to it."""
+def half_minute_table(any_redis: redis.Redis) -> tuple[Services, Now, str]:
+    """Pig 10 between two people with 30 s a decision, seat 0 to move."""
     now = Now()
     services = build(any_redis, FULL_SPEED, clock=now)
     created = services.commands.create(
@@ -236,6 +233,15 @@ def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
     table_id = str(created.body["id"])
     for _ in range(2):
         seat_human(services, table_id)
+    return services, now, table_id
+
+
+def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
+    any_redis: redis.Redis,
+) -> None:
+    """The move is stored, then the web process loses Redis before it schedules the next
+    person's timeout: the table's mark, set before the append, brings the sweep to it."""
+    services, now, table_id = half_minute_table(any_redis)
     tables = services.repository.tables
     table = services.repository.load(table_id).table
     assert tables.to_act(table) == [0]
@@ -280,14 +286,7 @@ def test_a_late_schedule_of_an_older_move_leaves_the_newer_moves_mark(
     answers from another process, which loses Redis after its append. The first process's late
     `schedule`, for the older version, must not take away the mark of seat 1's move: it is
     what brings the sweep to seat 0's timeout."""
-    now = Now()
-    services = build(any_redis, FULL_SPEED, clock=now)
-    created = services.commands.create(
-        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
-    )
-    table_id = str(created.body["id"])
-    for _ in range(2):
-        seat_human(services, table_id)
+    services, now, table_id = half_minute_table(any_redis)
     tables, turns = services.repository.tables, services.turns
     slow = SlowToSchedule(turns)
     for seat, process in ((0, slow), (1, GoneAfterAppend(turns))):
