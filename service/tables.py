@@ -196,6 +196,10 @@ class Turns(Protocol):
         `claimed`: which of the claims in `expect`'s mark the append won."""
         ...
 
+    def recheck(self, table: Table) -> None:
+        """Have the sweep schedule `table` again at once: what was scheduled was overwritten."""
+        ...
+
 
 @dataclass(frozen=True)
 class BotMoved:
@@ -444,6 +448,12 @@ class TableCommands:
         except ConcurrencyConflict:
             return False
         return True
+
+    def recheck(self, loaded: Loaded) -> None:
+        """Have the workers' sweep schedule what `loaded`'s table waits for again, at once (a
+        stale timeout job found its seat still waited for: see `TurnPlayer.time_out`)."""
+        if self.turns is not None:
+            self.turns.recheck(loaded.table)
 
     def play_for(
         self,

@@ -213,6 +213,9 @@ class GoneAfterAppend:
     ) -> Scheduled:
         raise redis.ConnectionError("Redis went away after the append")
 
+    def recheck(self, table: Table) -> None:
+        raise redis.ConnectionError("Redis went away")
+
 
 def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
     any_redis: redis.Redis, caplog: pytest.LogCaptureFixture

@@ -274,6 +274,9 @@ class SlowToSchedule:
         self.late.append(table)
         return Scheduled([])
 
+    def recheck(self, table: Table) -> None:
+        self.turns.recheck(table)
+
     def catch_up(self) -> None:
         for table in self.late:
             self.turns.schedule(table)
@@ -300,6 +303,45 @@ def test_a_late_schedule_of_an_older_move_leaves_the_newer_moves_mark(
     assert tables.to_act(services.repository.load(table_id).table) == [0]
     later = time.time() + turns.claim_ms / 1000 + 1
     sweep_then_time_out(services, now, table_id, 0, at=later)
+
+
+def test_a_timeout_scheduled_late_for_an_older_version_still_times_the_seat_out(
+    any_redis: redis.Redis,
+) -> None:
+    """Seat 1 leaves while seat 0 is to move, so seat 0 is waited for at two versions, each
+    with its own deadline. The process that schedules the older version's timeout is slow and
+    writes it after the newer version's, over the seat's one job. When that job runs it finds
+    the newer version with the seat still waited for, and has the sweep schedule the table
+    again: the seat times out all the same."""
+    services, now, table_id = half_minute_table(any_redis)
+    tables = services.repository.tables
+    older = services.repository.load(table_id).table
+    assert tables.to_act(older) == [0]
+    now.at += timedelta(seconds=10)
+    services.commands.leave(table_id, Caller(1))
+    newer = services.repository.load(table_id).table
+    assert tables.to_act(newer) == [0]
+    assert tables.deadlines(newer)[0] > tables.deadlines(older)[0]
+    services.turns.schedule(older)
+    job = Job.fetch(timeout_job_id(table_id, 0), services.redis, JSONSerializer)
+    assert job.args == [table_id, older.version, 0], "the late schedule took the seat's job"
+
+    def types() -> list[str]:
+        return [record.type for record in services.repository.store.read(table_id, START)]
+
+    now.at = tables.deadlines(older)[0]
+    release(services)
+    drain(services)
+    assert MOVE_SUBSTITUTED not in types(), "not due at the newer version"
+    assert timeout_job_id(table_id, 0) not in scheduled(services)
+    assert services.turns.sweep(services.queries) == [timeout_job_id(table_id, 0)]
+    assert scheduled(services)[timeout_job_id(table_id, 0)] == not_before(
+        tables.deadlines(newer)[0]
+    ), "scheduled again by the sweep, for the newer version"
+    now.at = tables.deadlines(newer)[0]
+    release(services)
+    drain(services)
+    assert MOVE_SUBSTITUTED in types(), "the timeout came"
 
 
 class MovesWhileRead:

@@ -72,6 +72,10 @@ class BotMoves(Protocol):
         """Close the open table `loaded`; False if the table moved on meanwhile."""
         ...
 
+    def recheck(self, loaded: Loaded) -> None:
+        """Have the workers' sweep schedule what `loaded`'s table waits for again, at once."""
+        ...
+
 
 class TurnPlayer:
     """Plays the turn of a bot seat at one version of a table, at most once."""
@@ -136,13 +140,16 @@ class TurnPlayer:
         tables = self.repository.tables
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
         deadline = tables.deadlines(table).get(seat)
-        if (
-            table.version != version
-            or player is None
-            or player.player is not None  # a bot plays the seat now: its own job moves
-            or deadline is None
-            or self.clock() + DEADLINE_SLACK < deadline
-        ):
+        if player is None or player.player is not None or deadline is None:
+            return Outcome.STALE  # nobody waited for, or a bot plays the seat: its own job moves
+        if table.version != version:
+            # The seat is waited for at a newer version, whose `schedule` gave this job its
+            # time, but this run is of an older one: a `schedule` of an older version ran late,
+            # or RQ saved a stale run of this job over the newer one as it finished. Scheduling
+            # it here would be saved over too: the sweep does it.
+            self.moves.recheck(loaded)
+            return Outcome.STALE
+        if self.clock() + DEADLINE_SLACK < deadline:
             return Outcome.STALE
         turn = tables.turn(table, seat)
         move = self.bots.bot(STAND_IN, None).choose(turn, Random(f"{table_id}:{version}:{seat}"))

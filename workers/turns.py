@@ -430,6 +430,12 @@ class TurnQueue:
         the sweep."""
         return self.clock() * 1000 + self.claim_ms + wait_ms
 
+    def recheck(self, table: Table) -> None:
+        """Have the sweep schedule `table` again at once: what was scheduled for it was
+        overwritten (see `TurnPlayer.time_out`)."""
+        self.redis.zadd(WAITING, {table.id: self.clock() * 1000}, lt=True)
+        self.wake()
+
     def sweep(self, tables: TableSource) -> list[str]:
         """Schedule again every table still marked waiting once its mark is due: the turns whose
         claim ran out, and the timeouts and expiry a failed `schedule` left out; their job ids."""
