@@ -725,6 +725,24 @@ def test_a_table_nobody_sits_down_at_expires(any_redis: redis.Redis) -> None:
     assert services.queries.list_tables("expired", None, 10).body[0]["id"] == table_id
 
 
+def test_an_expiry_job_of_an_older_version_has_the_sweep_schedule_the_open_table_again(
+    any_redis: redis.Redis,
+) -> None:
+    """An expiry job runs for a version the open table has left behind: each seat taken
+    schedules the table's one expiry job again, so this run's job was overwritten, and the sweep
+    schedules the expiry anew."""
+    services = build(any_redis, replace(FULL_SPEED, open_table_seconds=600))
+    table_id = str(services.commands.create("pig10", 3, {}, None).body["id"])
+    created = services.repository.load(table_id).table
+    seat_human(services, table_id)
+    assert any_redis.zscore(WAITING, table_id) is None, "scheduled: nothing for the sweep"
+    any_redis.delete(Job.key_for(f"expire-{table_id}"))
+    assert services.player.expire(table_id, created.version) is Outcome.STALE
+    assert services.turns.sweep(services.queries) == [f"expire-{table_id}"]
+    job = Job.fetch(f"expire-{table_id}", services.redis, JSONSerializer)
+    assert job.args == [table_id, services.repository.load(table_id).table.version]
+
+
 def test_a_time_bank_is_spent_by_each_decision_and_topped_up(any_redis: redis.Redis) -> None:
     services, now, table_id, _ = timed_table(
         any_redis, {"bank_seconds": 100, "increment_seconds": 5, "timeouts": 5}

@@ -162,7 +162,10 @@ class TurnPlayer:
     def expire(self, table_id: str, version: int) -> Outcome:
         """Close table `table_id` if it is still open at `version`: nobody sat down since."""
         loaded = self.repository.load(table_id)
-        if loaded.table.version != version or loaded.table.status is not Status.OPEN:
+        if loaded.table.status is not Status.OPEN:
+            return Outcome.STALE
+        if loaded.table.version != version:
+            self.moves.recheck(loaded)  # still open, so this job was overwritten: as `time_out`
             return Outcome.STALE
         return Outcome.PLAYED if self.moves.expire(loaded) else Outcome.STALE
 
