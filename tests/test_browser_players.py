@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from typing import Any
 
 import pytest
@@ -16,8 +17,11 @@ import yaml
 from playwright.sync_api import Page, expect
 
 from service.client import OPENAPI
+from tests.bounds import bounded
 from tests.browser import Watched, click_once, open_table
+from tests.live import call
 from tests.sixth_game import with_sixth_game
+from tests.stack import Stack
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
 
@@ -218,6 +222,35 @@ def test_wobble_indicators_are_not_drawn_as_buttons_and_the_start_card_was_dealt
         start = viewer.locator(".log li").filter(has_text="as the starting card")
         expect(start).to_contain_text(re.compile(r"^\d*\.? ?The deal turned up .+ it acts for"))
         expect(viewer.locator(".log")).not_to_contain_text("as if")
+
+
+def test_wobble_names_an_attack_turned_up_by_the_deal_as_the_dealers(
+    pages: Watched, stack: Stack
+) -> None:
+    """The starting card can open an attack that no seat played: the table says the deal turned
+    it up for the dealer. The deal is the service's to choose, so tables of three people are
+    opened until one starts with an attack (a few in ten do)."""
+    names = ["Ana", "Ben", "Cleo"]
+    for _ in bounded("a Wobble deal that turns up an attack", 100):
+        status, table = call(stack.base, "POST", "/v1/tables", {"game": "wobble", "seats": 3})
+        assert status == 201, table
+        for name in names:
+            status, seat = call(
+                stack.base, "POST", f"/v1/tables/{table['id']}/seats", {"name": name}
+            )
+            assert status == 201, seat
+        state = call(stack.base, "GET", f"/v1/tables/{table['id']}")[1]["state"]
+        if state["attack"] is not None and state["attack"]["dealt"]:
+            break
+        time.sleep(0.1)  # within the per-address limits on tables and seats
+    page = pages.open()
+    page.goto(f"/#/tables/{table['id']}/watch")
+    line = page.locator(".wobble .attack .attack-line")
+    dealer = names[state["dealer"]]
+    expect(line).to_contain_text(
+        f"turned up by the deal as the starting card (it acts for the dealer, {dealer})"
+    )
+    expect(line).not_to_contain_text("played by")
 
 
 def test_krass_kariert_explains_the_gaps_in_the_hand(page: Page) -> None:
