@@ -219,6 +219,8 @@ class TurnQueue:
         if self.marks_with_appends:
             return mark
         # The stamp first: a `schedule` of an older version between the two must not unmark.
+        # If the append is then refused, the stamp stays: one ahead of the table that lands
+        # instead has the sweep look at it each round until the table reaches that version.
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(MARKED_AT, table.id, table.version)
         pipe.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
