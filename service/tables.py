@@ -200,6 +200,11 @@ class Turns(Protocol):
         """Have the sweep schedule `table` again at once: what was scheduled was overwritten."""
         ...
 
+    def refused(self, table: Table, actual: int) -> None:
+        """The append of `table` that `expect` was told of was refused: the stream is at
+        `actual`."""
+        ...
+
 
 @dataclass(frozen=True)
 class BotMoved:
@@ -553,15 +558,20 @@ class TableCommands:
         table = pending.after.table
         mark = None if self.turns is None else self.turns.expect(table, marked=marked)
         ends = any(record.type == GAME_FINISHED for record in pending.records)
-        outcome = self.repository.commit(
-            table_id,
-            pending.records,
-            pending.after,
-            idempotency=idempotency,
-            receipt=receipt,
-            receipts_ttl=self.receipts_ttl_seconds if ends else 0,
-            mark=mark,
-        )
+        try:
+            outcome = self.repository.commit(
+                table_id,
+                pending.records,
+                pending.after,
+                idempotency=idempotency,
+                receipt=receipt,
+                receipts_ttl=self.receipts_ttl_seconds if ends else 0,
+                mark=mark,
+            )
+        except ConcurrencyConflict as conflict:
+            if self.turns is not None:
+                self.turns.refused(table, conflict.actual)
+            raise
         scheduled = None
         if isinstance(outcome, Appended) and self.turns is not None:
             try:

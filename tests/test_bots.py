@@ -216,6 +216,9 @@ class GoneAfterAppend:
     def recheck(self, table: Table) -> None:
         raise redis.ConnectionError("Redis went away")
 
+    def refused(self, table: Table, actual: int) -> None:
+        self.turns.refused(table, actual)
+
 
 def test_a_committed_move_whose_turns_cannot_be_queued_is_answered_and_swept(
     any_redis: redis.Redis, caplog: pytest.LogCaptureFixture

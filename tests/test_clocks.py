@@ -33,16 +33,17 @@ from domain.table import (
     game_created_v2_to_v3,
 )
 from events.envelope import START
-from events.store import Mark
+from events.store import ConcurrencyConflict, Mark
 from service.config import Config
 from service.tables import BotSeat
 from service.views import Caller
-from tests.live import call
+from tests.live import TEST_REDIS_URL, call
 from tests.stack import Stack
 from tests.test_api import payload
 from tests.test_bots import FULL_SPEED, GoneAfterAppend, drain, seat_human
 from workers.player import Outcome
 from workers.turns import (
+    MARKED_AT,
     WAITING,
     Scheduled,
     TurnQueue,
@@ -277,6 +278,9 @@ class SlowToSchedule:
     def recheck(self, table: Table) -> None:
         self.turns.recheck(table)
 
+    def refused(self, table: Table, actual: int) -> None:
+        self.turns.refused(table, actual)
+
     def catch_up(self) -> None:
         for table in self.late:
             self.turns.schedule(table)
@@ -342,6 +346,39 @@ def test_a_timeout_scheduled_late_for_an_older_version_still_times_the_seat_out(
     release(services)
     drain(services)
     assert MOVE_SUBSTITUTED in types(), "the timeout came"
+
+
+def test_a_refused_append_takes_back_its_stamp_where_the_queue_has_a_redis_of_its_own(
+    real_redis: redis.Redis,
+) -> None:
+    """With the queue on a Redis of its own, the mark and its stamp are written before the
+    append. Process A decides seat 0's move (two events) on the table it has cached, while
+    process B hands seat 1 to a bot (one event) and lands first. A's append is refused; its
+    stamp, ahead of the version that landed, is set back to it, so the sweep's next look at the
+    table is its last."""
+    queue = redis.Redis.from_url(TEST_REDIS_URL)
+    now = Now()
+    first = build(real_redis, FULL_SPEED, clock=now, queue_client=queue)
+    assert not first.turns.marks_with_appends
+    created = first.commands.create(
+        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
+    )
+    table_id = str(created.body["id"])
+    for _ in range(2):
+        seat_human(first, table_id)
+    cached = first.repository.load(table_id).table
+    second = build(real_redis, FULL_SPEED, clock=now, queue_client=queue)
+    second.commands.leave(table_id, Caller(1))
+    landed = second.repository.load(table_id).table.version
+    assert landed == cached.version + 1
+    move = first.repository.tables.legal_moves(cached, 0)[0]
+    with pytest.raises(ConcurrencyConflict):
+        first.commands.move(table_id, Caller(0), move, cached.version, None)
+    assert queue.hget(MARKED_AT, table_id) == str(landed).encode(), "set back"
+    first.turns.clock = lambda: time.time() + first.turns.claim_ms / 1000 + 1
+    first.turns.sweep(first.queries)
+    assert queue.zscore(WAITING, table_id) is None, "looked at once, then forgotten"
+    queue.close()
 
 
 class MovesWhileRead:

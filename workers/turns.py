@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from redis import Redis
+from redis import Redis, RedisError
 from redis.client import Pipeline
 from rq import Queue, Retry
 from rq.job import Job
@@ -17,6 +18,8 @@ from rq.serializers import JSONSerializer
 from domain.table import Status, Table, Tables
 from events.store import Mark
 from telemetry.logs import job_meta
+
+log = logging.getLogger(__name__)
 
 QUEUE = "bots"
 WAITING = "bots:waiting"
@@ -45,6 +48,12 @@ return 1
 """
 """Mark table ARGV[1] for time ARGV[2], as of version ARGV[3], unless a newer version marked
 it since."""
+RESTAMP = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+    redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+end
+"""
+"""Stamp table ARGV[1] with version ARGV[3] if its stamp is still ARGV[2]."""
 PLAY_TURN = "workers.jobs.play_turn"
 TIME_OUT = "workers.jobs.time_out"
 EXPIRE = "workers.jobs.expire"
@@ -219,13 +228,25 @@ class TurnQueue:
         if self.marks_with_appends:
             return mark
         # The stamp first: a `schedule` of an older version between the two must not unmark.
-        # If the append is then refused, the stamp stays: one ahead of the table that lands
-        # instead has the sweep look at it each round until the table reaches that version.
+        # If the append is then refused, `refused` takes the stamp back.
         pipe = self.redis.pipeline(transaction=False)
         pipe.hset(MARKED_AT, table.id, table.version)
         pipe.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
         pipe.execute()
         return None
+
+    def refused(self, table: Table, actual: int) -> None:
+        """The append of `table` that `expect` marked was refused: the stream is at `actual`.
+        A stamp of `table`'s version written here, ahead of the version that landed instead,
+        would keep the sweep coming back to the table until it reached that version; it is
+        set back to the version that landed, unless another change stamped the table since."""
+        if self.marks_with_appends or table.version <= actual:
+            return
+        try:
+            self.redis.eval(RESTAMP, 1, MARKED_AT, table.id, table.version, actual)
+        except RedisError:
+            # The refusal stands whatever happens here: the sweep only looks again more often.
+            log.warning("the stamp of table %s could not be set back", table.id, exc_info=True)
 
     def _deadline(self, table: Table) -> datetime | None:
         """The nearest time by which `table` must have a job run for a person, as far as its
