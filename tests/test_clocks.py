@@ -228,13 +228,19 @@ def half_minute_table(any_redis: redis.Redis) -> tuple[Services, Now, str]:
     """Pig 10 between two people with 30 s a decision, seat 0 to move."""
     now = Now()
     services = build(any_redis, FULL_SPEED, clock=now)
+    return services, now, two_people(services, 30)
+
+
+def two_people(services: Services, turn_seconds: float) -> str:
+    """The id of a new Pig 10 table between two people, `turn_seconds` a decision, seat 0 to
+    move."""
     created = services.commands.create(
-        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
+        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": turn_seconds}
     )
     table_id = str(created.body["id"])
     for _ in range(2):
         seat_human(services, table_id)
-    return services, now, table_id
+    return table_id
 
 
 def test_a_timeout_left_unscheduled_after_an_append_is_scheduled_by_the_sweep(
@@ -360,12 +366,7 @@ def test_a_refused_append_takes_back_its_stamp_where_the_queue_has_a_redis_of_it
     now = Now()
     first = build(real_redis, FULL_SPEED, clock=now, queue_client=queue)
     assert not first.turns.marks_with_appends
-    created = first.commands.create(
-        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 30}
-    )
-    table_id = str(created.body["id"])
-    for _ in range(2):
-        seat_human(first, table_id)
+    table_id = two_people(first, 30)
     cached = first.repository.load(table_id).table
     second = build(real_redis, FULL_SPEED, clock=now, queue_client=queue)
     second.commands.leave(table_id, Caller(1))
@@ -697,12 +698,7 @@ def test_moves_push_a_parked_deadline_back_and_the_sweep_marks_it_again(
 
 def test_a_deadline_within_the_hour_is_scheduled_at_once(any_redis: redis.Redis) -> None:
     services = build(any_redis, FULL_SPEED)
-    created = services.commands.create(
-        "pig10", 2, {"first_seat": 0}, None, [], clock={"turn_seconds": 1800}
-    )
-    table_id = str(created.body["id"])
-    for _ in range(2):
-        seat_human(services, table_id)
+    table_id = two_people(services, 1800)
     table = services.repository.load(table_id).table
     deadline = services.repository.tables.deadlines(table)[0]
     assert scheduled(services)[timeout_job_id(table_id, 0)] == not_before(deadline)
