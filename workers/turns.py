@@ -28,26 +28,21 @@ MARKED_AT = "{bots:waiting}:versions"
 """A hash in `WAITING`'s hash slot: the version of each marked table whose change marked it
 last. A `schedule` or sweep working from an older version leaves the mark alone: the newer
 change's own `schedule` may have failed, and the mark is what brings the sweep to it."""
-FORGET = """
+UNLESS_NEWER = """
 local marked = redis.call('HGET', KEYS[2], ARGV[1])
 if marked and tonumber(marked) > tonumber(ARGV[2]) then
     return 0
 end
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('HDEL', KEYS[2], ARGV[1])
-return 1
-"""
-"""Unmark table ARGV[1], as of version ARGV[2], unless a newer version marked it since."""
-REMARK = """
-local marked = redis.call('HGET', KEYS[2], ARGV[1])
-if marked and tonumber(marked) > tonumber(ARGV[3]) then
-    return 0
+if ARGV[3] == '' then
+    redis.call('ZREM', KEYS[1], ARGV[1])
+    redis.call('HDEL', KEYS[2], ARGV[1])
+else
+    redis.call('ZADD', KEYS[1], ARGV[3], ARGV[1])
 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 return 1
 """
-"""Mark table ARGV[1] for time ARGV[2], as of version ARGV[3], unless a newer version marked
-it since."""
+"""Mark table ARGV[1] for time ARGV[3] (unmark it: ''), as of version ARGV[2], unless a newer
+version marked it since."""
 RESTAMP = """
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
     redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
@@ -362,7 +357,7 @@ class TurnQueue:
             # in this same pipeline: the sweep need not look again, unless a newer change
             # marked it meanwhile.
             # EVAL, not a registered script: that would cost the pipeline a SCRIPT EXISTS.
-            pipe.eval(FORGET, 2, WAITING, MARKED_AT, table.id, table.version)
+            pipe.eval(UNLESS_NEWER, 2, WAITING, MARKED_AT, table.id, table.version, "")
             return
         claim_ms = self.claim_ms + claim.wait_ms
         for seat in claim.bots:
@@ -476,7 +471,9 @@ class TurnQueue:
             if (parked := self.parked(current)) is not None:
                 # Its deadlines moved on since it was marked: mark it for their new handover,
                 # unless an append landed meanwhile (its mark stands, due: the next sweep).
-                self.redis.eval(REMARK, 2, WAITING, MARKED_AT, table_id, parked, current.version)
+                self.redis.eval(
+                    UNLESS_NEWER, 2, WAITING, MARKED_AT, table_id, current.version, parked
+                )
                 continue
             queued += self.schedule(current).jobs
         return queued
