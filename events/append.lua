@@ -12,7 +12,9 @@
 -- ARGV[8]  'LT': the member keeps a lower score it has already; '': the score replaces it
 -- ARGV[9]  milliseconds a claim lives
 -- ARGV[10] the stamp recorded under the member in KEYS[4] ('' = none)
--- ARGV[11..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
+-- ARGV[11] how the news is published: 'PUBLISH' on one server, 'SPUBLISH' (sharded, heard
+--          only on the stream's own shard) on a cluster
+-- ARGV[12..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- The receipt is checked before the version: a request repeating a key whose first request
 -- landed meanwhile gets that request's receipt, not a conflict.
 -- Returns {'ok', version, claimed...} (1 for each claim it set, 0 for one it found set)
@@ -42,11 +44,11 @@ if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
   return {'conflict', tostring(version), head}
 end
 
-local count = (#ARGV - 10) / 2
+local count = (#ARGV - 11) / 2
 for i = 0, count - 1 do
   -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
   redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
-    'e', ARGV[11 + 2 * i], 'h', ARGV[12 + 2 * i])
+    'e', ARGV[12 + 2 * i], 'h', ARGV[13 + 2 * i])
 end
 local reply = {'ok', tostring(version + count)}
 if ARGV[6] ~= '' then
@@ -75,8 +77,8 @@ end
 -- the stream: '<first version>' then ':<length>:<stored event><hash>' for each (events/news.py).
 local news = {tostring(version + 1)}
 for i = 0, count - 1 do
-  local stored = ARGV[11 + 2 * i]
-  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[12 + 2 * i]
+  local stored = ARGV[12 + 2 * i]
+  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[13 + 2 * i]
 end
-redis.call('PUBLISH', KEYS[1], table.concat(news))
+redis.call(ARGV[11], KEYS[1], table.concat(news))
 return reply

@@ -34,6 +34,14 @@ def idempotency_key(game_id: str) -> str:
     return f"game:{{{game_id}}}:idempotency"
 
 
+def sharded_news(client: Redis) -> bool:
+    """Whether appends through `client` publish their news on the stream's own shard (SPUBLISH,
+    heard by readers subscribed with SSUBSCRIBE): on a Redis Cluster, where a classic PUBLISH
+    goes to every node, so that the news of every table would cost every node. One server
+    keeps the classic channels."""
+    return isinstance(client, RedisCluster)
+
+
 INDEX_SHARDS = 16
 """How many sorted sets the table index is spread over. Fixed: a game's shard follows from its
 id, so changing the count would hide the games listed before."""
@@ -142,6 +150,7 @@ class EventStore:
         self._blocking = blocking or redis
         self._upcasters = upcasters or Upcasters()
         self._append_sha = hashlib.sha1(APPEND_SCRIPT.encode()).hexdigest()
+        self._publish = "SPUBLISH" if sharded_news(redis) else "PUBLISH"
 
     def append(
         self,
@@ -198,6 +207,7 @@ class EventStore:
             "" if mark is not None and mark.replace else "LT",
             0 if mark is None else mark.claim_ms,
             "" if mark is None or not mark.stamps else mark.stamp,
+            self._publish,
         ]
         if mark is not None:
             keys += [mark.key, *([mark.stamps] if mark.stamps else []), *mark.claims]

@@ -25,14 +25,17 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
 import redis
+from redis.client import PubSub
+from redis.cluster import ClusterPubSub, RedisCluster
 
 from domain.table import GAME_FINISHED, Table
 from events.envelope import Position, Recorded
 from events.news import records_after
 from events.repository import Loaded
-from events.store import stream_key
+from events.store import sharded_news, stream_key
 from service.errors import TooManyStreams
 from service.tables import InvalidToken, TableQueries, held
 from service.views import Caller, FrameOf
@@ -50,6 +53,32 @@ SUBSCRIBE_POLL_SECONDS = 0.05
 touches its connection). A stream catches up on what it missed once its subscription takes."""
 RETRY_SECONDS = (0.1, 2.0)
 """The reader's first and longest pause before it reconnects to Redis after losing it."""
+
+
+@dataclass(frozen=True)
+class Channels:
+    """How the reader hears the news of appends: on classic channels, or on sharded ones on a
+    cluster (`events.store.sharded_news`). The pub/sub connection's calls to subscribe,
+    unsubscribe and receive, and the types of its messages that carry news and that confirm a
+    subscription."""
+
+    subscribe: Callable[..., object]
+    unsubscribe: Callable[..., object]
+    receive: Callable[..., dict[str, Any] | None]
+    news: str
+    confirmation: str
+
+    @classmethod
+    def of(cls, pubsub: PubSub, sharded: bool) -> Channels:
+        if sharded and isinstance(pubsub, ClusterPubSub):
+            return cls(
+                pubsub.ssubscribe,
+                pubsub.sunsubscribe,
+                pubsub.get_sharded_message,
+                "smessage",
+                "ssubscribe",
+            )
+        return cls(pubsub.subscribe, pubsub.unsubscribe, pubsub.get_message, "message", "subscribe")
 
 
 class StreamLimit:
@@ -258,10 +287,24 @@ class StreamHub:
                 pause = min(pause * 2, longest)
                 with self._lock:
                     self._asked.update(self._topics)
+                self._refresh_slots()
+
+    def _refresh_slots(self) -> None:
+        """On a cluster, learn which node holds each slot now before subscribing again: after
+        a failover, a table's sharded channel is on the master that took over, which a stale
+        map does not name (subscribing there would fail until something else refreshed it)."""
+        if not isinstance(self.redis, RedisCluster):
+            return
+        try:
+            self.redis.nodes_manager.initialize()
+        except Exception as error:
+            # The cluster is still electing: the next subscription fails, and this runs again.
+            log.warning("live streams: the cluster's slots could not be read (%r)", error)
 
     def _listen(self) -> bool:
         """Subscribe and wake topics until no topic is left (True); raises if Redis is lost."""
         pubsub = self.redis.pubsub()  # type: ignore[no-untyped-call]
+        channels = Channels.of(pubsub, sharded_news(self.redis))
         subscribed: set[str] = set()
         try:
             while True:
@@ -273,14 +316,14 @@ class StreamHub:
                     wanted = {table_id for table_id in asked if table_id in self._topics}
                 start, stop = wanted - subscribed, (asked - wanted) & subscribed
                 if start:
-                    pubsub.subscribe(*map(stream_key, start))
+                    channels.subscribe(*map(stream_key, start))
                 if stop:
-                    pubsub.unsubscribe(*map(stream_key, stop))
+                    channels.unsubscribe(*map(stream_key, stop))
                 subscribed = (subscribed | start) - stop
-                message = pubsub.get_message(timeout=SUBSCRIBE_POLL_SECONDS)
-                if message is not None and message["type"] == "message":
+                message = channels.receive(timeout=SUBSCRIBE_POLL_SECONDS)
+                if message is not None and message["type"] == channels.news:
                     self._wake(message["channel"], message["data"])
-                elif message is not None and message["type"] == "subscribe":
+                elif message is not None and message["type"] == channels.confirmation:
                     self._wake(message["channel"], None)  # what came before it was not heard
         finally:
             pubsub.close()

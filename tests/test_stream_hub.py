@@ -9,15 +9,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from functools import partial
+from pathlib import Path
 
 import pytest
 import redis
 
+from bench.cluster import Cluster
 from bootstrap import Services, build
+from events.connect import CLUSTER_SETTLING, connect
 from events.store import stream_key
 from service.config import Config
 from service.stream import KEEPALIVE, event_stream
 from service.views import SPECTATOR, Caller
+from tests.live import TEST_REDIS_URL
 
 pytestmark = pytest.mark.redis
 
@@ -199,3 +203,110 @@ def test_a_lost_news_connection_is_made_good_again(
     eventually(partial(follower.idle_for, 1), "keep-alives go on")
     follower.stop.set()
     follower.join()
+
+
+def shard_subscribers(cluster: redis.Redis, channel: str) -> tuple[int, int]:
+    """How many connections of the master holding `channel`'s slot subscribe to it sharded
+    (SSUBSCRIBE) and how many classic (SUBSCRIBE)."""
+    node = cluster.get_node_from_key(channel)  # type: ignore[attr-defined]
+    master = cluster.get_redis_connection(node)  # type: ignore[attr-defined]
+    sharded = dict(master.pubsub_shardnumsub(channel))[channel.encode()]
+    classic = dict(master.pubsub_numsub(channel))[channel.encode()]
+    return int(sharded), int(classic)
+
+
+@pytest.fixture
+def cluster_services(
+    cluster_redis: redis.Redis, redis_cluster: Cluster, real_redis: redis.Redis
+) -> Iterator[Services]:
+    """The services on the tests' cluster, the bot queues on the tests' Redis server."""
+    config = Config(
+        stream_keepalive_seconds=KEEPALIVE_SECONDS,
+        redis_url=redis_cluster.url,
+        queue_url=TEST_REDIS_URL,
+    )
+    services = build(cluster_redis, config, queue_client=real_redis)
+    yield services
+    services.hub.close()
+    services.repository.store.close()
+
+
+@pytest.mark.cluster
+def test_on_a_cluster_streams_hear_appends_on_the_tables_own_shard(
+    cluster_services: Services, cluster_redis: redis.Redis
+) -> None:
+    table_id, seats = seated_table(cluster_services)
+    after = cluster_services.repository.load(table_id).version
+    follower = Follower(cluster_services, table_id, seats[1], after)
+    follower.start()
+    channel = stream_key(table_id)
+    eventually(lambda: shard_subscribers(cluster_redis, channel)[0] == 1, "a sharded subscription")
+    assert shard_subscribers(cluster_redis, channel) == (1, 0), "no classic subscription"
+    versions = [move(cluster_services, table_id, seats) for _ in range(4)]
+    eventually(partial(follower.reached, versions[-1]), "the moves are streamed")
+    log = cluster_services.queries.events(table_id, seats[1], after).body["events"]
+    assert follower.events == log
+    follower.stop.set()
+    follower.join()
+
+
+UNSERVED: tuple[type[Exception], ...] = (redis.RedisError, *CLUSTER_SETTLING)
+
+
+def move_once_served(services: Services, table_id: str, seats: list[Caller]) -> int:
+    """`move`, tried again while the cluster is settling after a failover."""
+    deadline = time.monotonic() + PATIENCE
+    while True:
+        try:
+            return move(services, table_id, seats)
+        except UNSERVED:
+            assert time.monotonic() < deadline, "the cluster never served the move"
+            time.sleep(0.1)
+
+
+@pytest.mark.fault
+@pytest.mark.cluster
+def test_a_stream_on_a_cluster_goes_on_after_its_shards_master_fails_over(
+    tmp_path: Path, real_redis: redis.Redis
+) -> None:
+    with Cluster(tmp_path / "cluster") as cluster:
+        config = Config(
+            stream_keepalive_seconds=KEEPALIVE_SECONDS,
+            redis_url=cluster.url,
+            queue_url=TEST_REDIS_URL,
+        )
+        # Two processes: one streams, the other moves, so that the streaming one learns of the
+        # failover from its own connections alone.
+        clients = [connect(cluster.url) for _ in range(2)]
+        streaming, writer = (build(c, config, queue_client=real_redis) for c in clients)
+        try:
+            table_id, seats = seated_table(writer)
+            after = writer.repository.load(table_id).version
+            follower = Follower(streaming, table_id, seats[0], after)
+            follower.start()
+            channel = stream_key(table_id)
+            subscribed = lambda: shard_subscribers(clients[1], channel) == (1, 0)  # noqa: E731
+            eventually(subscribed, "subscribed")
+            versions = [move(writer, table_id, seats)]
+            eventually(partial(follower.reached, versions[-1]), "a move before the failover")
+
+            victim = cluster.master_of(channel)
+            victim.kill()
+            successor = cluster.wait_for_failover(victim, channel)
+            versions += [move_once_served(writer, table_id, seats) for _ in range(3)]
+            eventually(partial(follower.reached, versions[-1]), "the moves after the failover")
+            # Subscribed anew on the master that took over, not only caught up by a read.
+            assert cluster.master_of(channel) is successor
+            eventually(subscribed, "subscribed on the successor")
+            versions.append(move(writer, table_id, seats))
+            eventually(partial(follower.reached, versions[-1]), "heard on the successor")
+            log = writer.queries.events(table_id, seats[0], after).body["events"]
+            assert follower.events == log
+            follower.stop.set()
+            follower.join()
+        finally:
+            for services in (streaming, writer):
+                services.hub.close()
+                services.repository.store.close()
+            for client in clients:
+                client.close()
