@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from arena.journal import Journal
 from arena.match import Entrant, GameRecord, Pairing, play_locally, play_through_service, rotated
 from arena.report import chart, table, write_games
 from arena.stats import standings
@@ -62,15 +63,21 @@ def run(
     seed: str = "arena",
     service: str | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
+    journal: Journal | None = None,
 ) -> list[GameRecord]:
     """Play `games` games of `game` between `lineup` (one entrant per seat), in order of index.
 
-    Local games run in `parallel` processes; through a `service`, `parallel` tables at once."""
+    Local games run in `parallel` processes; through a `service`, `parallel` tables at once.
+    With a `journal`, the games it holds are not played again and each game played is added
+    to it as it ends."""
     todo = pairings(game, lineup, games, options or {}, seed)
-    records = []
-    for done, record in enumerate(played(todo, parallel, service), start=1):
+    kept = {} if journal is None else journal.played(todo)
+    records = list(kept.values())
+    for record in played([p for p in todo if p.index not in kept], parallel, service):
+        if journal is not None:
+            journal.add(todo[record.index], record)
         records.append(record)
-        progress(done, len(todo))
+        progress(len(records), len(todo))
     return sorted(records, key=lambda record: record.index)
 
 
@@ -138,6 +145,12 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "--service", help="play through the service at this URL, e.g. http://127.0.0.1:8000"
     )
     parser.add_argument("--games-out", type=Path, help="write every game's result (.csv or .json)")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="a file (JSON lines) each game is added to as it ends: run again with it to go on "
+        "where a stopped run stopped",
+    )
     parser.add_argument("--chart", type=Path, help="write a PNG chart of the ratings")
     return parser.parse_args(argv)
 
@@ -153,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         seed=args.seed,
         service=args.service,
         progress=progress_bar(args.game),
+        journal=None if args.keep is None else Journal(args.keep),
     )
     results = standings(records)
     print(table(results))

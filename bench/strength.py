@@ -15,7 +15,7 @@ p99 <= 500 ms. Search (hard)'s time the same way when the hard rows are played; 
 bound of its own but the table's wall time.
 
     .venv/bin/python bench/strength.py [--games 400] [--random-games 100] [--parallel N]
-        [--only pig10 ...] [--rows random heuristic hard] [--smoke]
+        [--only pig10 ...] [--rows random heuristic hard] [--keep DIR] [--smoke]
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.__main__ import progress_bar, run
+from arena.journal import Journal
 from arena.match import Entrant
 from arena.report import format_p
 from arena.stats import Standing, standings
@@ -44,6 +45,11 @@ MEDIAN_MS, P99_MS = 100.0, 500.0
 
 def lineup(bot: Entrant, others: Entrant, players: int) -> list[Entrant]:
     return [bot, *[others] * (players - 1)]
+
+
+def journal(folder: Path, game: str, bot: Entrant, other: Entrant) -> Journal:
+    folder.mkdir(parents=True, exist_ok=True)
+    return Journal(folder / f"{game}-{bot}-vs-{other}.jsonl".replace(":", "-"))
 
 
 def standing_of(results: list[Standing], entrant: Entrant) -> Standing:
@@ -64,6 +70,12 @@ def main() -> None:
     arguments.add_argument("--only", nargs="*", help="game ids, in the order to play them")
     arguments.add_argument(
         "--rows", nargs="*", choices=ROWS, default=list(ROWS), help="which matchups to play"
+    )
+    arguments.add_argument(
+        "--keep",
+        type=Path,
+        help="a folder where each row's games are kept (a file a row) as they end: the same "
+        "command with it goes on where a stopped run stopped",
     )
     args = arguments.parse_args()
     games, random_games, speed_games = (
@@ -89,6 +101,7 @@ def main() -> None:
                 parallel=args.parallel,
                 seed=f"strength-{game}",
                 progress=progress_bar(f"{game} {bot} vs {other}"),
+                journal=None if args.keep is None else journal(args.keep, game, bot, other),
             )
             results = standings(records)
             mine, theirs = standing_of(results, bot), standing_of(results, other)

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from arena.__main__ import local, main, pairings, run
+from arena.journal import Journal
 from arena.match import Entrant, GameRecord, execute, rotated
-from arena.report import chart, table, write_games
+from arena.report import chart, game_row, table, write_games
 from arena.stats import bradley_terry, p_above, standings, wilson
 from domain.dice import commitment
 from domain.table import CreateGame, TakeSeat
@@ -127,6 +128,33 @@ def test_local_games_are_reproducible_and_rotate() -> None:
         assert len(played.thinking) == 2
     other = run("pig10", [HEURISTIC, RANDOM], 6, seed="other")
     assert [r.scores for r in other] != [r.scores for r in first]
+
+
+def test_a_kept_run_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    lineup = [HEURISTIC, RANDOM]
+    whole = run("pig10", lineup, 6, seed="kept")
+    journal = Journal(tmp_path / "games.jsonl")
+    run("pig10", lineup, 4, seed="kept", journal=journal)
+    assert len(journal.path.read_text().splitlines()) == 4
+    with journal.path.open("a") as file:
+        file.write('{"pairing": {"game": "pig')  # killed while writing its fifth game
+    counted: list[int] = []
+    resumed = run(
+        "pig10",
+        lineup,
+        6,
+        seed="kept",
+        journal=journal,
+        progress=lambda done, total: counted.append(done),
+    )
+    assert counted == [5, 6], "only the two games not kept whole are played"
+    assert list(map(game_row, resumed)) == list(map(game_row, whole)), "as if run in one go"
+    assert len(journal.path.read_text().splitlines()) == 6
+    assert len(run("pig10", lineup, 3, seed="kept", journal=journal)) == 3, "a shorter run"
+    with pytest.raises(ValueError, match=r"games\.jsonl:1 is a game of another run"):
+        run("pig10", [RANDOM, HEURISTIC], 6, seed="kept", journal=journal)
+    with pytest.raises(ValueError, match="another run"):
+        run("pig10", lineup, 6, seed="other", journal=journal)
 
 
 def test_games_and_chart_are_written(tmp_path: Path) -> None:

@@ -255,6 +255,7 @@ def test_the_arena_commands_play(spieltisch_command: tuple[str, Path], tmp_path:
     output = bash(script, tmp_path, timeout=600)
     assert (tmp_path / "games.csv").read_text().count("\n") == 2, "a header and a game"
     assert (tmp_path / "ratings.png").read_bytes().startswith(b"\x89PNG")
+    assert len((tmp_path / "wobble.jsonl").read_text().splitlines()) == 1, "the game kept"
     assert output.count("search") >= 3, output
 
 
