@@ -74,11 +74,22 @@ class Channels:
             return cls(
                 pubsub.ssubscribe,
                 pubsub.sunsubscribe,
-                pubsub.get_sharded_message,
+                partial(receive_sharded, pubsub),
                 "smessage",
                 "ssubscribe",
             )
         return cls(pubsub.subscribe, pubsub.unsubscribe, pubsub.get_message, "message", "subscribe")
+
+
+def receive_sharded(pubsub: ClusterPubSub, timeout: float) -> dict[str, Any] | None:
+    """The next message of any shard subscribed to, waiting up to `timeout` on one of them.
+    redis-py answers at once while it holds no shard's connection, where the classic call
+    waits: the reader would spin."""
+    if not pubsub.node_pubsub_mapping:
+        time.sleep(timeout)
+        return None
+    message: dict[str, Any] | None = pubsub.get_sharded_message(timeout=timeout)  # type: ignore[no-untyped-call]
+    return message
 
 
 class StreamLimit:
