@@ -114,8 +114,10 @@ def progress_bar(description: str) -> Callable[[int, int], None]:
     def advance(done: int, total: int) -> None:
         nonlocal bar
         if bar is None:
-            bar = tqdm(total=total, desc=description, unit="game")
-        bar.update(1)
+            # A resumed run starts at the games it kept, so the bar's rate counts only new ones;
+            # a game takes long enough to redraw the bar at each one.
+            bar = tqdm(total=total, initial=done - 1, desc=description, unit="game", mininterval=0)
+        bar.update(done - bar.n)
         if done == total:
             bar.close()
 

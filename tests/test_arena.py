@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.__main__ import local, main, pairings, run
+from arena.__main__ import local, main, pairings, progress_bar, run
 from arena.journal import Journal
 from arena.match import Entrant, GameRecord, execute, rotated
 from arena.report import chart, game_row, table, write_games
@@ -155,6 +155,16 @@ def test_a_kept_run_goes_on_where_it_stopped(tmp_path: Path) -> None:
         run("pig10", [RANDOM, HEURISTIC], 6, seed="kept", journal=journal)
     with pytest.raises(ValueError, match="another run"):
         run("pig10", lineup, 6, seed="other", journal=journal)
+
+
+def test_a_resumed_runs_progress_starts_at_the_games_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    advance = progress_bar("resumed")
+    advance(5, 6)
+    assert "5/6" in capsys.readouterr().err, "the four kept games and the fifth one played"
+    advance(6, 6)
+    assert "6/6" in capsys.readouterr().err
 
 
 def test_games_and_chart_are_written(tmp_path: Path) -> None:
