@@ -15,7 +15,7 @@ p99 <= 500 ms. Search (hard)'s time the same way when the hard rows are played; 
 bound of its own but the table's wall time.
 
     .venv/bin/python bench/strength.py [--games 400] [--random-games 100] [--parallel N]
-        [--only pig10 ...] [--rows random heuristic hard] [--keep DIR] [--smoke]
+        [--only pig10 ...] [--rows random heuristic hard] [--keep DIR] [--seed PREFIX] [--smoke]
 """
 
 from __future__ import annotations
@@ -77,6 +77,12 @@ def main() -> None:
         help="a folder where each row's games are kept (a file a row) as they end: the same "
         "command with it goes on where a stopped run stopped",
     )
+    arguments.add_argument(
+        "--seed",
+        default="strength",
+        help="the prefix of the games' seeds (a row's are PREFIX-GAME): another prefix plays "
+        "other games, as a replication of a row needs (keep it in a folder of its own)",
+    )
     args = arguments.parse_args()
     games, random_games, speed_games = (
         (2, 2, 1) if args.smoke else (args.games, args.random_games, args.speed_games)
@@ -99,7 +105,7 @@ def main() -> None:
                 lineup(bot, other, players),
                 random_games if other == RANDOM else games,
                 parallel=args.parallel,
-                seed=f"strength-{game}",
+                seed=f"{args.seed}-{game}",
                 progress=progress_bar(f"{game} {bot} vs {other}"),
                 journal=None if args.keep is None else journal(args.keep, game, bot, other),
             )
