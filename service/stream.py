@@ -29,7 +29,7 @@ from typing import Any
 
 import redis
 from redis.client import PubSub
-from redis.cluster import ClusterPubSub, RedisCluster
+from redis.cluster import ClusterNode, ClusterPubSub, RedisCluster
 
 from domain.table import GAME_FINISHED, Table
 from events.envelope import Position, Recorded
@@ -74,22 +74,44 @@ class Channels:
             return cls(
                 pubsub.ssubscribe,
                 pubsub.sunsubscribe,
-                partial(receive_sharded, pubsub),
+                ShardedReceiver(pubsub),
                 "smessage",
                 "ssubscribe",
             )
         return cls(pubsub.subscribe, pubsub.unsubscribe, pubsub.get_message, "message", "subscribe")
 
 
-def receive_sharded(pubsub: ClusterPubSub, timeout: float) -> dict[str, Any] | None:
-    """The next message of any shard subscribed to, waiting up to `timeout` on one of them.
-    redis-py answers at once while it holds no shard's connection, where the classic call
-    waits: the reader would spin."""
-    if not pubsub.node_pubsub_mapping:
-        time.sleep(timeout)
+class ShardedReceiver:
+    """Receives the next message of any shard a cluster pub/sub subscribes on.
+
+    redis-py's own call waits its whole timeout on each shard in turn, so with tables on k
+    masters news could wait k - 1 timeouts and the reader take up new subscriptions k times
+    slower; here one call waits `timeout` in all, split between the shards, starting each call
+    from the next shard so that a busy one cannot starve the others."""
+
+    def __init__(self, pubsub: ClusterPubSub) -> None:
+        self.pubsub = pubsub
+        self._turn = 0
+
+    def __call__(self, timeout: float) -> dict[str, Any] | None:
+        names = list(self.pubsub.node_pubsub_mapping)
+        if not names:
+            # redis-py answers at once while it holds no shard's connection, where the
+            # classic call waits: the reader would spin.
+            time.sleep(timeout)
+            return None
+        self._turn = (self._turn + 1) % len(names)
+        for name in names[self._turn :] + names[: self._turn]:
+            # By name, not from the cluster's map of nodes: a master that died is gone from the
+            # map, and reading its connection is how the reader learns it must subscribe anew.
+            host, port = name.rsplit(":", 1)
+            node = ClusterNode(host, int(port))  # type: ignore[no-untyped-call]
+            message: dict[str, Any] | None = self.pubsub.get_sharded_message(  # type: ignore[no-untyped-call]
+                timeout=timeout / len(names), target_node=node
+            )
+            if message is not None:
+                return message
         return None
-    message: dict[str, Any] | None = pubsub.get_sharded_message(timeout=timeout)  # type: ignore[no-untyped-call]
-    return message
 
 
 class StreamLimit:

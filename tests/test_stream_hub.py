@@ -19,7 +19,7 @@ from bootstrap import Services, build
 from events.connect import CLUSTER_SETTLING, connect
 from events.store import stream_key
 from service.config import Config
-from service.stream import KEEPALIVE, event_stream
+from service.stream import KEEPALIVE, ShardedReceiver, event_stream
 from service.views import SPECTATOR, Caller
 from tests.live import TEST_REDIS_URL
 
@@ -248,6 +248,45 @@ def test_on_a_cluster_streams_hear_appends_on_the_tables_own_shard(
     assert follower.events == log
     follower.stop.set()
     follower.join()
+
+
+def channels_on_each_master(cluster: redis.Redis) -> list[str]:
+    """One channel name a master of `cluster`, in the order of their first such name."""
+    found: dict[str, str] = {}
+    masters = len(cluster.get_primaries())  # type: ignore[attr-defined]
+    for number in range(1000):
+        channel = f"news-{number}"
+        found.setdefault(cluster.get_node_from_key(channel).name, channel)  # type: ignore[attr-defined]
+        if len(found) == masters:
+            break
+    return list(found.values())
+
+
+@pytest.mark.cluster
+def test_the_reader_hears_every_shard_and_a_busy_one_starves_none(
+    cluster_redis: redis.Redis,
+) -> None:
+    pubsub = cluster_redis.pubsub()  # type: ignore[no-untyped-call]
+    receive = ShardedReceiver(pubsub)
+    busy, quiet, idle = channels_on_each_master(cluster_redis)
+    pubsub.ssubscribe(busy, quiet, idle)
+    confirmed: set[str] = set()
+    for _ in range(30):
+        if (message := receive(0.3)) is not None and message["type"] == "ssubscribe":
+            confirmed.add(message["channel"].decode())
+        if len(confirmed) == 3:
+            break
+    assert confirmed == {busy, quiet, idle}
+    for number in range(5):
+        cluster_redis.spublish(busy, f"busy {number}")  # type: ignore[attr-defined]
+    cluster_redis.spublish(quiet, "quiet")  # type: ignore[attr-defined]
+    heard = [receive(0.3) for _ in range(3)]
+    assert b"quiet" in [m["data"] for m in heard if m], "within a call per shard, busy or not"
+    heard += [receive(0.3) for _ in range(10)]
+    assert sorted(m["data"] for m in heard if m) == sorted(
+        [b"quiet", *(f"busy {n}".encode() for n in range(5))]
+    )
+    pubsub.close()
 
 
 UNSERVED: tuple[type[Exception], ...] = (redis.RedisError, *CLUSTER_SETTLING)
