@@ -278,8 +278,8 @@ def test_the_reader_hears_every_shard_and_a_busy_one_starves_none(
             break
     assert confirmed == {busy, quiet, idle}
     for number in range(5):
-        cluster_redis.spublish(busy, f"busy {number}")  # type: ignore[attr-defined]
-    cluster_redis.spublish(quiet, "quiet")  # type: ignore[attr-defined]
+        cluster_redis.spublish(busy, f"busy {number}")
+    cluster_redis.spublish(quiet, "quiet")
     heard = [receive(0.3) for _ in range(3)]
     assert b"quiet" in [m["data"] for m in heard if m], "within a call per shard, busy or not"
     heard += [receive(0.3) for _ in range(10)]
