@@ -3,6 +3,10 @@
 Each entrant is a bot of the catalogue, `name` or `name:level`, one per seat. The entrants
 rotate through the seats from game to game, so each sits in every seat equally often, and seat 0
 starts every game, so each entrant starts equally often too.
+
+`--untimed` lets search play its whole budget of playouts on every choice, however slow or busy
+the machine: the same seeds then give the same games anywhere. By default search stops at its
+level's time limit, as the service's bots do, so a slow machine plays a weaker hard.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
+from dataclasses import replace
 from pathlib import Path
 
 from arena.journal import Journal
@@ -27,15 +32,23 @@ from domain.rules import FIRST_SEAT, JSON
 from domain.table import Tables
 
 
+def stopped_clock() -> float:
+    """A clock that never moves: search never reaches its time limit."""
+    return 0.0
+
+
 @functools.cache
-def local() -> tuple[Tables, BotCatalogue]:
-    """The rules and bots of this process, built once per worker process."""
+def local(untimed: bool = False) -> tuple[Tables, BotCatalogue]:
+    """The rules and bots of this process, built once per worker process; `untimed`: search
+    plays its whole budget of playouts, its time limits not applied."""
     registry = default_registry()
-    return Tables(registry), default_catalogue(registry, time.perf_counter)
+    return Tables(registry), default_catalogue(
+        registry, stopped_clock if untimed else time.perf_counter
+    )
 
 
-def play_here(pairing: Pairing) -> GameRecord:
-    return play_locally(pairing, *local())
+def play_here(pairing: Pairing, untimed: bool = False) -> GameRecord:
+    return replace(play_locally(pairing, *local(untimed)), untimed=untimed)
 
 
 def pairings(
@@ -64,16 +77,20 @@ def run(
     service: str | None = None,
     progress: Callable[[int, int], None] = lambda done, total: None,
     journal: Journal | None = None,
+    untimed: bool = False,
 ) -> list[GameRecord]:
     """Play `games` games of `game` between `lineup` (one entrant per seat), in order of index.
 
     Local games run in `parallel` processes; through a `service`, `parallel` tables at once.
     With a `journal`, the games it holds are not played again and each game played is added
-    to it as it ends."""
+    to it as it ends. `untimed` (local games only): search plays its whole budget of playouts
+    on every choice, whatever the machine's speed."""
+    if untimed and service is not None:
+        raise ValueError("untimed games are local: the service's bots keep their time limits")
     todo = pairings(game, lineup, games, options or {}, seed)
     kept = {} if journal is None else journal.played(todo)
     records = list(kept.values())
-    for record in played([p for p in todo if p.index not in kept], parallel, service):
+    for record in played([p for p in todo if p.index not in kept], parallel, service, untimed):
         if journal is not None:
             journal.add(todo[record.index], record)
         records.append(record)
@@ -81,14 +98,16 @@ def run(
     return sorted(records, key=lambda record: record.index)
 
 
-def played(todo: list[Pairing], parallel: int, service: str | None) -> Iterator[GameRecord]:
+def played(
+    todo: list[Pairing], parallel: int, service: str | None, untimed: bool
+) -> Iterator[GameRecord]:
     if parallel <= 1 and service is None:
-        yield from map(play_here, todo)
+        yield from (play_here(pairing, untimed) for pairing in todo)
         return
     executor: Executor
     if service is None:
         executor = ProcessPoolExecutor(parallel)
-        futures = [executor.submit(play_here, pairing) for pairing in todo]
+        futures = [executor.submit(play_here, pairing, untimed) for pairing in todo]
     else:
         executor = ThreadPoolExecutor(parallel)
         futures = [executor.submit(play_through_service, pairing, service) for pairing in todo]
@@ -154,7 +173,16 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
         "where a stopped run stopped",
     )
     parser.add_argument("--chart", type=Path, help="write a PNG chart of the ratings")
-    return parser.parse_args(argv)
+    parser.add_argument(
+        "--untimed",
+        action="store_true",
+        help="search plays its whole budget of playouts, its time limits not applied: the same "
+        "games on any machine, busy or idle (local games only)",
+    )
+    args = parser.parse_args(argv)
+    if args.untimed and args.service:
+        parser.error("--untimed plays local games: the service's bots keep their time limits")
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -169,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         service=args.service,
         progress=progress_bar(args.game),
         journal=None if args.keep is None else Journal(args.keep),
+        untimed=args.untimed,
     )
     results = standings(records)
     print(table(results))

@@ -66,6 +66,9 @@ class GameRecord:
     table: str | None = None
     thinking: list[list[float]] = field(default_factory=list)
     """Per seat, the seconds each choice among two or more moves took (local games only)."""
+    untimed: bool = False
+    """Search played its whole budget of playouts on every choice, its time limits not applied
+    (the arena's `--untimed`)."""
 
 
 def rotated(lineup: Sequence[Entrant], games: int) -> list[tuple[Entrant, ...]]:

@@ -31,7 +31,7 @@ def format_p(p: float) -> str:
     return f"{p:.2g}" if p >= 1e-4 else "< 0.0001"
 
 
-COLUMNS = ("game", "index", "seats", "winners", "scores", "shares", "version", "table")
+COLUMNS = ("game", "index", "seats", "winners", "scores", "shares", "version", "table", "untimed")
 
 
 def write_games(records: Sequence[GameRecord], path: Path) -> None:

@@ -14,8 +14,14 @@ process, over `--speed-games` games against heuristic per game. Target: median <
 p99 <= 500 ms. Search (hard)'s time the same way when the hard rows are played; it has no
 bound of its own but the table's wall time.
 
+`--untimed` plays the strength rows with search's time limits not applied (the arena's
+`--untimed`): each level plays its whole budget of playouts, so a row gives the same games on
+any machine, busy or idle. Without it the rows play the bots as the service runs them on this
+machine, where hard may stop at its time limit. The speed rows are always timed.
+
     .venv/bin/python bench/strength.py [--games 400] [--random-games 100] [--parallel N]
-        [--only pig10 ...] [--rows random heuristic hard] [--keep DIR] [--seed PREFIX] [--smoke]
+        [--only pig10 ...] [--rows random heuristic hard] [--keep DIR] [--seed PREFIX]
+        [--untimed] [--smoke]
 """
 
 from __future__ import annotations
@@ -83,6 +89,12 @@ def main() -> None:
         help="the prefix of the games' seeds (a row's are PREFIX-GAME): another prefix plays "
         "other games, as a replication of a row needs (keep it in a folder of its own)",
     )
+    arguments.add_argument(
+        "--untimed",
+        action="store_true",
+        help="play the strength rows with search's time limits not applied: the same games on "
+        "any machine (the speed rows stay timed)",
+    )
     args = arguments.parse_args()
     games, random_games, speed_games = (
         (2, 2, 1) if args.smoke else (args.games, args.random_games, args.speed_games)
@@ -91,7 +103,8 @@ def main() -> None:
     # Hard thinks up to 0.3 s a move: the smoke run plays only Pig 10, the shortest game.
     only = args.only or (["pig10"] if args.smoke else registry.ids())
     matchups = [matchup for row in args.rows for matchup in ROWS[row]]
-    print(f"{machine()}; {args.parallel} processes")
+    timing = "untimed (whole playout budgets)" if args.untimed else "timed"
+    print(f"{machine()}; {args.parallel} processes; strength rows {timing}")
     started = time.monotonic()
     rows, speed_rows = [], []
     beats: dict[tuple[Entrant, Entrant], int] = dict.fromkeys(matchups, 0)
@@ -108,6 +121,7 @@ def main() -> None:
                 seed=f"{args.seed}-{game}",
                 progress=progress_bar(f"{game} {bot} vs {other}"),
                 journal=None if args.keep is None else journal(args.keep, game, bot, other),
+                untimed=args.untimed,
             )
             results = standings(records)
             mine, theirs = standing_of(results, bot), standing_of(results, other)

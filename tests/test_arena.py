@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -128,6 +130,27 @@ def test_local_games_are_reproducible_and_rotate() -> None:
         assert len(played.thinking) == 2
     other = run("pig10", [HEURISTIC, RANDOM], 6, seed="other")
     assert [r.scores for r in other] != [r.scores for r in first]
+
+
+def test_untimed_games_play_whole_budgets_on_any_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    lineup = [Entrant("search", "easy"), RANDOM]
+    untimed = run("pig10", lineup, 2, seed="untimed", untimed=True)
+    # A machine so slow that every reading of the clock is ten seconds after the last one.
+    readings = itertools.count(step=10.0)
+    monkeypatch.setattr(time, "perf_counter", lambda: next(readings))
+    local.cache_clear()
+    try:
+        untimed_there = run("pig10", lineup, 2, seed="untimed", untimed=True)
+        timed_there = run("pig10", lineup, 2, seed="untimed")
+    finally:
+        local.cache_clear()
+    assert [r.untimed for r in untimed + timed_there] == [True, True, False, False]
+    assert list(map(game_row, untimed_there)) == list(map(game_row, untimed)), "the same games"
+    assert [(r.scores, r.version) for r in timed_there] != [
+        (r.scores, r.version) for r in untimed
+    ], "timed, search stopped at its first playout there"
+    with pytest.raises(ValueError, match="untimed games are local"):
+        run("pig10", lineup, 1, untimed=True, service="http://127.0.0.1:1")
 
 
 def test_a_kept_run_goes_on_where_it_stopped(tmp_path: Path) -> None:
