@@ -48,12 +48,15 @@ def choose(turn: Turn, rng: Random) -> JSON:
 
 def _best(moves: list[JSON], key: Callable[[JSON], float]) -> list[JSON]:
     """The moves with the highest `key`."""
-    top = max(map(key, moves))
-    return [move for move in moves if key(move) == top]
+    keys = list(map(key, moves))
+    top = max(keys)
+    return [move for move, mine in zip(moves, keys, strict=True) if mine == top]
 
 
 def _best_choice(moves: list[JSON], field: str, key: Callable[[JSON], float]) -> list[JSON]:
     """Among moves that differ only in `field`, those whose choice has the highest `key`."""
+    if not any(field in move for move in moves):
+        return moves  # most turns offer no such choice; legal moves are distinct
     groups: dict[str, list[JSON]] = {}
     for move in moves:
         rest = {name: value for name, value in move.items() if name != field}
@@ -78,14 +81,15 @@ def _hand(turn: Turn) -> list[str]:
     return hand
 
 
-def _without(hand: list[str], cards: list[str]) -> list[str]:
-    """`hand` less the `cards` put down."""
-    return list((Counter(hand) - Counter(cards)).elements())
-
-
 def _held(hand: list[str]) -> Counter[str]:
     """How many cards of `hand` show each colour (a Color Swap shows two)."""
     return Counter(colour for code in hand for colour in CARD[code].colours)
+
+
+def _left(held: Counter[str], cards: list[str], colour: str) -> int:
+    """How many cards show `colour` in the hand whose colours are `held`, once `cards` (of that
+    hand) are put down."""
+    return held[colour] - sum(colour in CARD[card].colours for card in cards)
 
 
 def _closest_to_going_out(view: Mapping[str, JSON], seat: int) -> float:
@@ -167,21 +171,23 @@ def follow_my_colour(turn: Turn, moves: list[JSON]) -> list[JSON]:
     """Leave the pile in the colour the rest of the hand holds most: it is likelier to still
     fit when the turn comes back."""
 
+    held = _held(_hand(turn))
+
     def kept(move: JSON) -> float:
-        cards = _cards(move)
         if move["type"] not in SHEDDING:
             return 0
-        colour = move.get("colour") or CARD[cards[0]].colours[0]
-        return _held(_without(_hand(turn), cards))[colour]
+        cards = _cards(move)
+        return _left(held, cards, move.get("colour") or CARD[cards[0]].colours[0])
 
     return _best(moves, kept)
 
 
 def name_my_colour(turn: Turn, moves: list[JSON]) -> list[JSON]:
     """A Color Swap turns the pile to the colour the hand holds most."""
-    return _best_choice(
-        moves, "colour", lambda m: _held(_without(_hand(turn), _cards(m)))[m["colour"]]
-    )
+    if not any("colour" in move for move in moves):
+        return moves
+    held = _held(_hand(turn))
+    return _best_choice(moves, "colour", lambda m: _left(held, _cards(m), m["colour"]))
 
 
 def take_the_smallest_hand(turn: Turn, moves: list[JSON]) -> list[JSON]:
