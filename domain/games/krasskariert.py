@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import product
 from math import exp
 from random import Random
@@ -52,6 +52,7 @@ CODE: dict[JSON, int] = {name: code for code, name in enumerate(WIRE) if name is
 
 SINGLE, RUN2, PAIR, RUN3, TRIPLE, DRAW_PLAY, STOP_PLAY = range(7)
 KIND_NAMES = ("single", "2-run", "pair", "3-run", "triple", "draw", "stop")
+KINDS = {name: kind for kind, name in enumerate(KIND_NAMES)}
 COMBINATION_KINDS = {name: kind for kind, name in enumerate(KIND_NAMES[: TRIPLE + 1])}
 
 LAST_WITH_CARDS, CANNOT_BEAT = "last-with-cards", "cannot-beat"
@@ -122,8 +123,13 @@ FROM_POSITION: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]] = 
     for cards in product(range(1, STOP + 1), repeat=size)
 }
 """For the (up to) three cards from a hand position on, what its windows of one, two and three
-cards may be played as: `legal_moves` looks up each position once, not each window. Windows
+cards may be played as: `hand_moves` looks up each position once, not each window. Windows
 past the hand's end or over a DRAW or STOP card are left out, and so are all longer ones."""
+JOINED: frozenset[tuple[int, ...]] = frozenset(
+    window for window, combinations in COMBINATIONS.items() if len(window) > 1 and combinations
+)
+"""The windows of two or three cards that form a combination: the cards that may leave a hand
+in one play. A set lookup, for `hand_layout`, which searches ask about every hand they see."""
 COUNTS_TO_BEAT = {
     SINGLE: (1, 2, 3),
     RUN2: (2, 3),
@@ -219,14 +225,29 @@ def to_beat(state: State) -> tuple[int, int] | None:
 def plays_to_empty(hand: tuple[int, ...]) -> int:
     """The fewest combinations `hand` splits into as it lies: the plays it needs at least, unless
     playing the cards between two of them brings them together."""
+    return hand_layout(hand)[0]
+
+
+@lru_cache(maxsize=1 << 16)
+def hand_layout(hand: tuple[int, ...]) -> tuple[int, int]:
+    """How `hand` lies: the fewest plays it needs (`plays_to_empty`), and how many windows of two
+    or three adjacent cards form a combination. Both in one pass over the windows, and
+    remembered: `evaluate` and the heuristic ask about the same hands again and again in a
+    search's playouts."""
+    # fewest[end]: the fewest plays the first `end` cards split into. Sizes written out rather
+    # than looped over: a search asks this of every new hand it meets.
     fewest = [0] * (len(hand) + 1)
+    joined = 0
     for end in range(1, len(hand) + 1):
         best = fewest[end - 1] + 1
-        for size in (2, 3):
-            if size <= end and COMBINATIONS.get(hand[end - size : end]):
-                best = min(best, fewest[end - size] + 1)
+        if end >= 2 and hand[end - 2 : end] in JOINED:
+            joined += 1
+            best = min(best, fewest[end - 2] + 1)
+        if end >= 3 and hand[end - 3 : end] in JOINED:
+            joined += 1
+            best = min(best, fewest[end - 3] + 1)
         fewest[end] = best
-    return fewest[-1]
+    return fewest[-1], joined
 
 
 HAND_LOSS_WEIGHTS = (0.70, -0.38, -0.50, -0.97, -0.24, -0.26, -1.64, -0.97, -0.46)
@@ -340,6 +361,31 @@ def play_move(at: int, count: int, combination: tuple[int, int]) -> JSON:
     thousand at most, and each answer lists a dozen or so."""
     kind, rank = combination
     return {"type": "play", "at": at, "count": count, "kind": KIND_NAMES[kind], "rank": rank}
+
+
+@lru_cache(maxsize=1 << 14)
+def hand_moves(hand: tuple[int, ...], lowest: tuple[int, int] | None) -> tuple[JSON, ...]:
+    """The plays of `hand` that beat `lowest` (None: a lead), and its DRAW and STOP cards, in
+    `legal_moves`' order. Remembered: a search's paired playouts play the same world once per
+    move compared, so the same hand meets the same trick again and again."""
+    counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
+    moves: list[JSON] = []
+    for at, card in enumerate(hand):
+        if card == STOP:
+            moves.append({"type": "stop", "at": at})
+            continue
+        if card == DRAW:
+            moves.append({"type": "draw", "at": at})
+            continue
+        windows = FROM_POSITION[hand[at : at + 3]]
+        for count in counts:
+            # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
+            if count > len(windows):
+                break
+            for combination in windows[count - 1]:
+                if lowest is None or combination > lowest:
+                    moves.append(play_move(at, count, combination))
+    return tuple(moves)
 
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
@@ -529,7 +575,7 @@ class KrassKariert(DecidesBySteps):
     def _played(state: State, data: Mapping[str, JSON]) -> State:
         seat, at = data["seat"], data["at"]
         cards = _codes(data["cards"])
-        kind = KIND_NAMES.index(data["kind"])
+        kind = KINDS[data["kind"]]
         hand = state.hands[seat]
         play = Play(seat, cards, kind, data["rank"] or 0)
         turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
@@ -558,25 +604,7 @@ class KrassKariert(DecidesBySteps):
         hand = state.hands[seat]
         if state.drawn is not None:
             return list(insert_moves(len(hand)))
-        lowest = to_beat(state)
-        counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
-        moves: list[JSON] = []
-        for at, card in enumerate(hand):
-            if card == STOP:
-                moves.append({"type": "stop", "at": at})
-                continue
-            if card == DRAW:
-                moves.append({"type": "draw", "at": at})
-                continue
-            windows = FROM_POSITION[hand[at : at + 3]]
-            for count in counts:
-                # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-                if count > len(windows):
-                    break
-                # Plain loops: this is the engine's hottest code.
-                for combination in windows[count - 1]:
-                    if lowest is None or combination > lowest:
-                        moves.append(play_move(at, count, combination))
+        moves = list(hand_moves(hand, to_beat(state)))
         if state.trick:
             for card in dict.fromkeys(state.reserves[seat]):
                 moves += pass_moves(card, len(hand))
@@ -761,7 +789,7 @@ class KrassKariert(DecidesBySteps):
             "hand_number": state.hand_number,
             "chips": list(state.chips),
             "hand_sizes": [len(hand) for hand in state.hands],
-            "reserves": [_cards_json(reserve) for reserve in state.reserves],
+            "reserves": [[WIRE[card] for card in reserve] for reserve in state.reserves],
             "draw_pile": state.draw_pile,
             "phase": self._phase(state),
             "leader": state.leader,
@@ -770,7 +798,7 @@ class KrassKariert(DecidesBySteps):
             "trick": [
                 {
                     "seat": play.seat,
-                    "cards": _cards_json(play.cards),
+                    "cards": [WIRE[card] for card in play.cards],
                     "kind": KIND_NAMES[play.kind],
                     "rank": play.rank or None,
                 }
@@ -782,10 +810,12 @@ class KrassKariert(DecidesBySteps):
             "trick_winner": state.trick_winner,
             "draws_left": state.draws_left + (state.drawn is not None),
             "losers": list(state.losers),
-            "out": _cards_json(_cards_of(state.out)),
+            "out": list(_out_json(state.out)),
+            # WIRE[HIDDEN] is None: an unknown position is shown as None, and a row without a
+            # known card (most rows: HIDDEN is 0) is all None.
             "known": [
-                [None if card == HIDDEN else WIRE[card] for card in state.known_in(row)]
-                for row in range(state.players)
+                [WIRE[card] for card in row] if any(row) else [None] * len(row)
+                for row in _known_rows(state)
             ],
         }
         if seat is not None:
@@ -963,6 +993,13 @@ def _deal_hidden(
     if draw_one:
         drawn, start = pool[start], start + 1
     return tuple(hands), drawn, _counts(pool[start:])
+
+
+@lru_cache(maxsize=1 << 12)
+def _out_json(out: tuple[int, ...]) -> tuple[JSON, ...]:
+    """The wire names of the cards played in earlier tricks of a hand (`State.out`), lowest code
+    first. Remembered: a search's views show the same few for a whole trick."""
+    return tuple(_cards_json(_cards_of(out)))
 
 
 def _cards_of(counts: tuple[int, ...]) -> list[int]:

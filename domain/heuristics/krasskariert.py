@@ -14,7 +14,7 @@ from random import Random
 
 from domain.bots import Turn
 from domain.game import Game, SearchTuning
-from domain.games.krasskariert import CODE, COMBINATIONS, KIND_NAMES, RULES, plays_to_empty
+from domain.games.krasskariert import CODE, COMBINATION_KINDS, RULES, hand_layout
 from domain.rules import JSON
 
 
@@ -35,7 +35,7 @@ class Spot:
     def of(cls, turn: Turn) -> Spot:
         view = turn.view
         return cls(
-            hand=tuple(CODE[card] for card in view["hand"]),
+            hand=tuple([CODE[card] for card in view["hand"]]),
             drawn=CODE[view["drawn"]] if "drawn" in view else None,
             moves=turn.moves,
             following=view["phase"] == "follow",
@@ -66,18 +66,15 @@ def hand_after(spot: Spot, move: JSON) -> tuple[int, ...]:
 
 def combinations_in(hand: tuple[int, ...]) -> int:
     """How many windows of two or three adjacent cards form a combination: ways to beat later."""
-    return sum(
-        bool(COMBINATIONS.get(hand[at : at + size]))
-        for size in (2, 3)
-        for at in range(len(hand) - size + 1)
-    )
+    return hand_layout(hand)[1]
 
 
 @lru_cache(maxsize=1 << 16)
 def hand_shape(hand: tuple[int, ...]) -> tuple[int, int]:
     """How far from empty `hand` is, lowest best: plays it needs at least, then fewer windows
     that form a combination. Remembered: search asks for the same hands again and again."""
-    return plays_to_empty(hand), -combinations_in(hand)
+    plays, combinations = hand_layout(hand)
+    return plays, -combinations
 
 
 def shape(spot: Spot, move: JSON) -> tuple[int, int]:
@@ -87,7 +84,7 @@ def shape(spot: Spot, move: JSON) -> tuple[int, int]:
 
 def strength(move: JSON) -> tuple[int, int]:
     """How hard a combination is to beat: its kind, then its rank."""
-    return KIND_NAMES.index(move["kind"]), move["rank"]
+    return COMBINATION_KINDS[move["kind"]], move["rank"]
 
 
 def best(moves: Sequence[JSON], key: Callable[[JSON], tuple[int, ...]], rng: Random) -> JSON:
@@ -99,9 +96,16 @@ def best(moves: Sequence[JSON], key: Callable[[JSON], tuple[int, ...]], rng: Ran
 
 def by_shape_then_strength(spot: Spot) -> Callable[[JSON], tuple[int, ...]]:
     """Key of a play: fewest plays left, then the weakest combination, then most combinations."""
+    # The shape of the hand left by each (position, count) of cards played, worked out once:
+    # the same cards often make several plays (an X alone is a single of every rank).
+    shapes: dict[tuple[int, int], tuple[int, int]] = {}
 
     def key(move: JSON) -> tuple[int, ...]:
-        plays, combinations = shape(spot, move)
+        cards = move["at"], move["count"]
+        found = shapes.get(cards)
+        if found is None:
+            found = shapes[cards] = shape(spot, move)
+        plays, combinations = found
         return plays, *strength(move), combinations
 
     return key
@@ -116,6 +120,8 @@ def fit_the_drawn_card(spot: Spot, rng: Random) -> JSON | None:
 
 def play_out(spot: Spot, rng: Random) -> JSON | None:
     """Empty the hand when one play can: a seat without hand cards is safe for this hand."""
+    if len(spot.hand) > 3:
+        return None  # no play takes more than three cards (most hands are longer: a quick no)
     emptying = [move for move in spot.of_type("play", "stop", "draw") if not hand_after(spot, move)]
     return rng.choice(emptying) if emptying else None
 
