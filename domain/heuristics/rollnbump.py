@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from functools import cache
+from dataclasses import dataclass
+from functools import cache, lru_cache
 from itertools import product
 from math import comb
 from random import Random
 
 from domain.bots import Turn
+from domain.frozen import replace
 from domain.game import Game, SearchTuning
 from domain.games.rollnbump import (
     CARD_NUMBERS,
@@ -28,6 +29,7 @@ from domain.games.rollnbump import (
     END_TURN,
     FACES,
     JOKER,
+    MOST_CARDS,
     PAIR,
     QUAD,
     ROLL,
@@ -92,11 +94,21 @@ class Plan:
 # --- what cards are worth ------------------------------------------------------------------------
 
 
+KIND_AND_COLOUR: Mapping[str, tuple[int, int]] = {
+    card_id: (number % CARDS_PER_COLOUR, number // CARDS_PER_COLOUR)
+    for card_id, number in CARD_NUMBERS.items()
+}
+"""Each card id's kind and colour: every move of a playout reads every card on the table."""
+
+SET_GROWTH = tuple(set_bonus(count + 1) - set_bonus(count) for count in range(MOST_CARDS + 1))
+"""What one more card adds to the set bonus of a colour of which `count` are held."""
+
+
 def colour_counts(view: Mapping[str, JSON], seat: int) -> list[int]:
     """Cards per colour `seat` holds, the joker included."""
     counts = [0] * len(COLOURS)
     for card in view["won"][seat]:
-        counts[CARD_NUMBERS[card] // CARDS_PER_COLOUR] += 1
+        counts[KIND_AND_COLOUR[card][1]] += 1
     joker = view["joker"]
     if joker["holder"] == seat:
         counts[COLOURS.index(joker["colour"])] += 1
@@ -106,7 +118,7 @@ def colour_counts(view: Mapping[str, JSON], seat: int) -> list[int]:
 def card_gain(counts: Sequence[int], colour: int, points: int) -> int:
     """A card is worth its points plus what it adds to its colour's set bonus: the fifth card of
     a colour brings 5 on top of its own points, so collect colours you already hold."""
-    return points + set_bonus(counts[colour] + 1) - set_bonus(counts[colour])
+    return points + SET_GROWTH[counts[colour]]
 
 
 def bump_share(opponents: int) -> float:
@@ -125,15 +137,14 @@ def read_table(turn: Turn) -> Table:
         claim = entry["claim"]
         if entry["card"] is None or (claim is not None and claim["seat"] == seat):
             continue
-        card = CARD_NUMBERS[entry["card"]]
-        kind, colour = card % CARDS_PER_COLOUR, card // CARDS_PER_COLOUR
+        kind, colour = KIND_AND_COLOUR[entry["card"]]
         worth = float(card_gain(counts[seat], colour, points[kind]))
         to_beat = -1
         if claim is not None:
             lost = card_gain(counts[claim["seat"]], colour, points[kind])
             worth += lost * bump_share(turn.players - 1)
             to_beat = strength(kind, tuple(claim["dice"]))
-        targets.append(Target(stack, kind, worth, to_beat))
+        targets.append(_target(stack, kind, worth, to_beat))
     white, spot, joker = view["white_die"], view["white_spot"], view["joker"]
     spot_to_beat = None
     if white["holder"] is None and (spot is None or spot["seat"] != seat):
@@ -150,6 +161,13 @@ def read_table(turn: Turn) -> Table:
         claiming=view["step"] == STEP_CLAIM,
         white=white["value"] if white["holder"] == seat else None,
     )
+
+
+@lru_cache(maxsize=10_000, typed=True)
+def _target(stack: int, kind: int, worth: float, to_beat: int) -> Target:
+    """`Target(stack, kind, worth, to_beat)`, one shared object for equal ones: making a frozen
+    dataclass costs more than reading its card, and the same cards are read at every move."""
+    return Target(stack, kind, worth, to_beat)
 
 
 def joker_colour(counts: Sequence[int]) -> int:
@@ -271,6 +289,63 @@ def leftover_plan(table: Table, dice: Dice) -> Plan:
 
 def best_plan(table: Table, dice: Dice) -> Plan:
     """Place every die: the set of claims on different cards worth most together."""
+    plan = _kept_plan(table, dice)
+    # The kept plan's moves stay in the cache: the caller gets copies it may change.
+    return Plan(plan.value, tuple(_copied(move) for move in plan.moves))
+
+
+def plan_value(table: Table, dice: Dice) -> float:
+    """What `best_plan(table, dice)` is worth, without copying its moves."""
+    return _kept_plan(table, dice).value
+
+
+PLANS_KEPT = 10_000
+"""Plans `_kept_plan` remembers (a kilobyte or two each). A hard choice's playouts start from one
+table whose dice fall the same way again and again: four plans in five are found there, some
+thousand new ones a choice."""
+_plans: dict[tuple[object, ...], Plan] = {}
+
+
+Board = tuple[object, ...]
+"""The parts of a `Table` a plan depends on, as plain tuples (`board`)."""
+
+
+def board(table: Table) -> Board:
+    """The parts of `table` a plan depends on. Plain tuples: hashing and comparing the targets as
+    dataclasses would cost a good part of what the cache saves."""
+    return (
+        tuple(
+            (target.stack, target.kind, target.worth, target.to_beat) for target in table.targets
+        ),
+        table.opponents,
+        table.spot_to_beat,
+        table.joker_colour,
+        table.joker_worth,
+    )
+
+
+def _kept_plan(table: Table, dice: Dice, on: Board | None = None) -> Plan:
+    """`_search_plan`, remembered by `board(table)` (or `on`, if the caller has it already) and
+    the dice; forgets everything once `PLANS_KEPT` are kept. The plan is a pure function of
+    them, so the cache changes no result."""
+    key = (board(table) if on is None else on, dice)
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) >= PLANS_KEPT:
+            _plans.clear()
+        plan = _plans[key] = _search_plan(table, dice)
+    return plan
+
+
+def _copied(move: JSON) -> JSON:
+    """A copy of `move` sharing no list with it."""
+    return {
+        field: list(value) if isinstance(value, list) else value for field, value in move.items()
+    }
+
+
+def _search_plan(table: Table, dice: Dice) -> Plan:
+    """`best_plan` searched: every claim on every target, or none, with the dice left."""
     memo: dict[tuple[int, Dice], Plan] = {}
 
     def search(index: int, dice: Dice) -> Plan:
@@ -280,12 +355,10 @@ def best_plan(table: Table, dice: Dice) -> Plan:
             return memo[index, dice]
         best = search(index + 1, dice)
         target = table.targets[index]
-        for claim in claims_for(target.kind, dice):
-            held = strength(target.kind, claim)
-            if held <= target.to_beat:
-                continue
-            rest = search(index + 1, dice_without(dice, claim))
-            value = rest.value + target.worth * claim_safety(target.kind, held, table.opponents)
+        options = claim_options(target.kind, target.to_beat, table.opponents, dice)
+        for claim, left, safety in options:
+            rest = search(index + 1, left)
+            value = rest.value + target.worth * safety
             if value > best.value:
                 move = {"type": CLAIM, "stack": target.stack, "dice": list(claim)}
                 best = Plan(value, (move, *rest.moves))
@@ -293,6 +366,20 @@ def best_plan(table: Table, dice: Dice) -> Plan:
         return best
 
     return search(0, dice)
+
+
+@lru_cache(maxsize=10_000)
+def claim_options(
+    kind: int, to_beat: int, opponents: int, dice: Dice
+) -> tuple[tuple[Dice, Dice, float], ...]:
+    """Each claim of `dice` on a card of `kind` over a claim of strength `to_beat`: its dice, the
+    dice left, and its `claim_safety`. The plan search meets the same ones over and over."""
+    options = []
+    for claim in claims_for(kind, dice):
+        held = strength(kind, claim)
+        if held > to_beat:
+            options.append((claim, dice_without(dice, claim), claim_safety(kind, held, opponents)))
+    return tuple(options)
 
 
 def white_die_swap(table: Table, keep: float) -> tuple[float, JSON | None]:
@@ -305,7 +392,7 @@ def white_die_swap(table: Table, keep: float) -> tuple[float, JSON | None]:
     best: tuple[float, JSON | None] = 0.0, None
     for die in sorted(set(table.dice) - {table.white}):
         swapped = tuple(sorted((*dice_without(table.dice, (die,)), table.white)))
-        extra = best_plan(reopened, swapped).value - keep - WHITE_DIE_MEAN
+        extra = plan_value(reopened, swapped) - keep - WHITE_DIE_MEAN
         if extra > best[0]:
             best = extra, {"type": USE_WHITE_DIE, "die": die}
     return best
@@ -314,27 +401,25 @@ def white_die_swap(table: Table, keep: float) -> tuple[float, JSON | None]:
 def reroll(table: Table, rng: Random) -> tuple[float, JSON | None]:
     """Aim the next rolls at the target worth most once its chance is counted: keep the dice
     it needs, re-roll the rest; a miss still leaves what the kept dice can claim."""
-    wanted_worth = [
-        (
-            wanted,
-            target.worth
-            * claim_safety(target.kind, strength(target.kind, wanted), table.opponents),
-        )
+    rolls = ROLLS - table.rolls
+    aimed = [
+        (wanted, target.worth * safety, kept, chance)
         for target in table.targets
-        for wanted in patterns(target.kind, target.to_beat)
+        for wanted, safety, kept, chance in aims(
+            target.kind, target.to_beat, table.opponents, table.dice, rolls
+        )
     ]
     if table.joker_colour is not None:
-        wanted_worth += [((face,) * DICE, table.joker_worth) for face in FACES]
+        for wanted in FIVE_OF_A_KIND:
+            aim = aim_chance(table.dice, wanted, rolls)
+            if aim is not None:
+                aimed.append((wanted, table.joker_worth, *aim))
     fallbacks: dict[Dice, float] = {}
+    on = board(table)
     best: tuple[float, float, JSON | None] = float("-inf"), 0.0, None
-    for wanted, worth in wanted_worth:
-        kept = _common(table.dice, wanted)
-        rolled = len(table.dice) - len(kept)
-        if len(kept) == len(wanted) or rolled < len(wanted) - len(kept):
-            continue
-        chance = completion_chance(wanted, kept, rolled, ROLLS - table.rolls)
+    for wanted, worth, kept, chance in aimed:
         if kept not in fallbacks:
-            fallbacks[kept] = best_plan(table, kept).value
+            fallbacks[kept] = _kept_plan(table, kept, on).value
         value = chance * worth + (1 - chance) * fallbacks[kept]
         tie = rng.random()
         if (value, tie) > best[:2]:
@@ -342,6 +427,39 @@ def reroll(table: Table, rng: Random) -> tuple[float, JSON | None]:
             keep_white = table.white is not None and table.white in dice_without(wanted, kept)
             best = value, tie, {"type": ROLL, "keep": list(kept), "keep_white": keep_white}
     return best[0], best[2]
+
+
+FIVE_OF_A_KIND = tuple((face,) * DICE for face in FACES)
+"""The dice that take the joker."""
+
+
+@lru_cache(maxsize=10_000)
+def aims(
+    kind: int, to_beat: int, opponents: int, dice: Dice, rolls: int
+) -> tuple[tuple[Dice, float, Dice, float], ...]:
+    """Every set of dice `reroll` may aim at on a card of `kind` over `to_beat` from `dice`
+    with `rolls` rolls left, in `patterns` order: the set, the `claim_safety` of claiming it,
+    the dice to keep and the chance to complete it (`aim_chance`). Playouts from one table
+    meet the same cards and dice again and again."""
+    found = []
+    for wanted in patterns(kind, to_beat):
+        aim = aim_chance(dice, wanted, rolls)
+        if aim is not None:
+            safety = claim_safety(kind, strength(kind, wanted), opponents)
+            found.append((wanted, safety, *aim))
+    return tuple(found)
+
+
+@lru_cache(maxsize=10_000)
+def aim_chance(dice: Dice, wanted: Dice, rolls: int) -> tuple[Dice, float] | None:
+    """The dice of `dice` to keep when aiming at `wanted`, and the chance that `rolls` more
+    rolls of the others complete it; None if the dice already show `wanted` or too few would
+    roll."""
+    kept = _common(dice, wanted)
+    rolled = len(dice) - len(kept)
+    if len(kept) == len(wanted) or rolled < len(wanted) - len(kept):
+        return None
+    return kept, completion_chance(wanted, kept, rolled, rolls)
 
 
 def choose(turn: Turn, rng: Random) -> JSON:
@@ -361,7 +479,8 @@ def play_turn(turn: Turn, rng: Random, roller: Roller) -> JSON:
     if len(turn.moves) == 1:
         return turn.moves[0]
     table = read_table(turn)
-    plan = best_plan(table, table.dice)
+    # Only the first move of the plan is played: copying the rest from the cache is waste.
+    plan = _kept_plan(table, table.dice)
     extra, swap = white_die_swap(table, plan.value)
     if not table.claiming and table.rolls < ROLLS:
         roll = roller(table, extra, rng)
@@ -369,7 +488,7 @@ def play_turn(turn: Turn, rng: Random, roller: Roller) -> JSON:
             return roll
     if swap is not None:
         return swap
-    return plan.moves[0] if plan.moves else {"type": END_TURN}
+    return _copied(plan.moves[0]) if plan.moves else {"type": END_TURN}
 
 
 def aimed_roll(table: Table, extra: float, rng: Random) -> JSON | None:
@@ -377,7 +496,7 @@ def aimed_roll(table: Table, extra: float, rng: Random) -> JSON | None:
     # Whatever the dice show, leftovers can go on the white-die spot: it decides nothing.
     cards_only = replace(table, spot_to_beat=None)
     promised, roll = reroll(cards_only, rng)
-    now = best_plan(cards_only, table.dice).value + extra
+    now = plan_value(cards_only, table.dice) + extra
     return roll if promised > now else None
 
 
@@ -405,7 +524,7 @@ def planned_keep(table: Table) -> tuple[float, Dice | None]:
 
     def stop(dice: Dice) -> float:
         if dice not in stopping:
-            stopping[dice] = best_plan(table, dice).value
+            stopping[dice] = plan_value(table, dice)
         return stopping[dice]
 
     def best(dice: Dice, rolls: int) -> float:
@@ -448,7 +567,7 @@ def plan_turn(turn: Turn, rng: Random) -> JSON:
 def planned_roll(table: Table, extra: float, rng: Random) -> JSON | None:
     """The re-roll `planned_keep` finds best, if it promises more than stopping."""
     promised, keep = planned_keep(table)
-    if keep is None or promised <= best_plan(table, table.dice).value + extra + ROUNDING:
+    if keep is None or promised <= plan_value(table, table.dice) + extra + ROUNDING:
         return None
     # The white die is rolled again with the others: only stopping counts a swap.
     return {"type": ROLL, "keep": list(keep), "keep_white": False}
