@@ -1,9 +1,10 @@
 """Shared fixtures: a fakeredis for fast tests, a real Redis server for the integration tests,
 the service running on it as the Procfile runs it (`stack`), and Chromium pages on that (`page`).
 
-The real server is `SPIELTISCH_TEST_REDIS_URL` (default: database 13 of 127.0.0.1:6379). Tests
-flush only that database. When no server answers, or no Chromium is installed, the tests that need
-one fail loudly: they never skip, so a CI run without them cannot pass by testing less.
+The real server is `SPIELTISCH_TEST_REDIS_URL` (default: database 13 of 127.0.0.1:6379; under
+`pytest -n`, one database per test process: tests/live.py). Tests flush only their database.
+When no server answers, or no Chromium is installed, the tests that need one fail loudly: they
+never skip, so a CI run without them cannot pass by testing less.
 """
 
 from __future__ import annotations

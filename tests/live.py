@@ -9,8 +9,24 @@ import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
-TEST_REDIS_URL = os.environ.get("SPIELTISCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/13")
+
+def own_redis_url() -> str:
+    """`SPIELTISCH_TEST_REDIS_URL` (default: database 13 of 127.0.0.1:6379). Under pytest-xdist
+    each test process `gwN` takes the database N below it, so that processes running side by
+    side never flush each other's data."""
+    url = urlsplit(os.environ.get("SPIELTISCH_TEST_REDIS_URL", "redis://127.0.0.1:6379/13"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        return url.geturl()
+    database = int(url.path.strip("/") or 0) - int(worker.removeprefix("gw"))
+    if database < 0:
+        raise RuntimeError(f"test process {worker} has no database below {url.geturl()}")
+    return url._replace(path=f"/{database}").geturl()
+
+
+TEST_REDIS_URL = own_redis_url()
 """The real Redis the tests use; they flush only this database."""
 
 
