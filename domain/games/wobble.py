@@ -15,11 +15,13 @@ who was first; a move decided on an older version is refused by the table's expe
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
-from itertools import chain, repeat
+from functools import cache, lru_cache
+from itertools import accumulate, chain, repeat
 from math import exp, sqrt
+from operator import itemgetter, sub
 from random import Random
 
 from domain.chance import Chance
@@ -156,6 +158,12 @@ GREY_CODES = frozenset(card.code for card in CARDS if card.group == GREY)
 BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
 """The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
 NO_CARDS = (0,) * len(CARDS)
+VALUE = {card.code: card.value for card in CARDS}
+"""Each card's minus points, looked up without the `Card` in between."""
+_BY_CODE = sorted(range(len(CARDS)), key=lambda index: CODES[index])
+SORTED_CODES = tuple(CODES[index] for index in _BY_CODE)
+_counts_by_code = itemgetter(*_BY_CODE)
+"""A count per card (in `CARDS` order) reordered to go with `SORTED_CODES`."""
 
 
 class DeckOption(Option):
@@ -363,7 +371,15 @@ def _count(counts: tuple[int, ...], cards: Iterable[str], sign: int) -> tuple[in
 
 
 def _multiset(counts: tuple[int, ...]) -> list[str]:
-    return [CARDS[index].code for index, count in enumerate(counts) for _ in range(count)]
+    """Each code as many times as `counts` says, in `CARDS` order."""
+    return list(chain.from_iterable(map(repeat, CODES, counts)))
+
+
+def _sorted_multiset(counts: tuple[int, ...]) -> list[str]:
+    """`sorted(_multiset(counts))`, built in code order instead of sorted afterwards (most
+    counts are 0, so only the cards present are repeated)."""
+    in_order = zip(SORTED_CODES, _counts_by_code(counts), strict=True)
+    return [copy for code, count in in_order if count for copy in repeat(code, count)]
 
 
 def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
@@ -373,13 +389,12 @@ def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
     picked = []
     for _ in range(min(size, total)):
         pick = rng.randrange(total)
-        index = 0
-        while pick >= remaining[index]:
-            pick -= remaining[index]
-            index += 1
+        # The card whose run of copies, laid out in `CARDS` order, covers position `pick`: the
+        # first whose running total exceeds it.
+        index = bisect_right(list(accumulate(remaining)), pick)
         remaining[index] -= 1
         total -= 1
-        picked.append(CARDS[index].code)
+        picked.append(CODES[index])
     return sorted(picked)
 
 
@@ -409,12 +424,24 @@ def _seats_from(state: State, first: int) -> list[int]:
 
 def matches(state: State, card: Card) -> bool:
     """Whether `card` may be played on the discard pile on a turn (no attack open)."""
-    if card.group in (GREY, BROWN) or state.top is None:
+    return _fits(state.top, state.colour, card)
+
+
+def _fits(top_code: str | None, colour: str | None, card: Card) -> bool:
+    """Whether `card` may be played on the top card `top_code` with `colour` to follow."""
+    if card.group in (GREY, BROWN) or top_code is None:
         return False
-    top = CARD[state.top]
+    top = CARD[top_code]
     if card.group == SWAP:
-        return state.colour in card.colours or top.group == SWAP
-    return card.colours[0] == state.colour or card.symbol == top.symbol
+        return colour in card.colours or top.group == SWAP
+    return card.colours[0] == colour or card.symbol == top.symbol
+
+
+@lru_cache(maxsize=1024)
+def _matching(top: str | None, colour: str | None) -> frozenset[str]:
+    """The codes that `matches` on `top` with `colour`: each turn checks a whole hand against
+    them, and there are only a few hundred tops and colours."""
+    return frozenset(card.code for card in CARDS if _fits(top, colour, card))
 
 
 def choices(state: State, seat: int, card: Card) -> list[dict[str, JSON]]:
@@ -439,7 +466,7 @@ def reporter(attack: Attack, subject: int) -> int:
 
 
 def points(hand: Iterable[str]) -> int:
-    return sum(CARD[card].value for card in hand)
+    return sum(map(VALUE.__getitem__, hand))
 
 
 # -- the rules ------------------------------------------------------------------------------------
@@ -477,19 +504,28 @@ def _string(name: str, value: JSON) -> None:
         raise RuleError("move-format", f"{name} must be a string")
 
 
+def _not_a_card(value: JSON) -> RuleError:
+    return RuleError("move-format", f"{value!r} is not a card code, e.g. 'cyan:7'")
+
+
 def _card_code(name: str, value: JSON) -> None:
     _string(name, value)
     if value not in CARD:
-        raise RuleError("move-format", f"{value!r} is not a card code, e.g. 'cyan:7'")
+        raise _not_a_card(value)
 
 
 def _cards(name: str, value: JSON) -> None:
-    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+    # Plain loops rather than `all(...)` over a generator: every play is checked here.
+    if not isinstance(value, list):
         raise RuleError("move-format", "cards must be a list of card codes")
+    for code in value:
+        if not isinstance(code, str):
+            raise RuleError("move-format", "cards must be a list of card codes")
     if not 1 <= len(value) <= 2:
         raise RuleError("identical-pair", "play one card, or two identical ones together")
-    for code in value:
-        _card_code(name, code)
+    for code in value:  # strings all, as checked above: only the code itself is left to check
+        if code not in CARD:
+            raise _not_a_card(code)
 
 
 FIELD_CHECKS: dict[str, Callable[[str, JSON], None]] = {
@@ -725,6 +761,9 @@ class Wobble(DecidesBySteps):
     @staticmethod
     def _give_turn(state: State, seat: int) -> State:
         """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
+        if not state.lost[seat] and not any(state.away):
+            # The usual case: `seat` simply moves, and no turn lost or sat out changes.
+            return replace(state, phase=TURN, turn=seat, drawn=None, attack=None, steps=())
         lost, away = list(state.lost), list(state.away)
         passed_away = 0
         while True:
@@ -937,7 +976,8 @@ class Wobble(DecidesBySteps):
             return self._step_moves(state)
         moves: list[JSON] = []
         if phase == TURN and seat == state.turn:
-            moves = self._plays(state, seat, "play", [c for c in hand if matches(state, CARD[c])])
+            playable = _matching(state.top, state.colour)
+            moves = self._plays(state, seat, "play", [c for c in hand if c in playable])
             if not moves:
                 moves.append({"type": "draw"})
                 if hand and GREY_CODES.issuperset(hand):
@@ -1285,7 +1325,7 @@ class Wobble(DecidesBySteps):
             "hand_sizes": [len(hand) for hand in state.hands],
             "draw_pile": state.draw_size,
             "discard_pile": state.discard_size,
-            "discarded": sorted(_multiset(state.discard)),
+            "discarded": _sorted_multiset(state.discard),
             "attack": None
             if attack is None
             else {
@@ -1380,7 +1420,8 @@ class Wobble(DecidesBySteps):
         the deck less the own hand, the top card and the face-up discards."""
         public = self._public(players, options, view)
         hand = tuple(view["hand"])
-        unseen = [total - out for total, out in zip(public.deck, public.discard, strict=True)]
+        # Both piles count every card of `CARDS`, so they pair up one to one.
+        unseen = list(map(sub, public.deck, public.discard))
         for card in (*hand, *([public.top] if public.top is not None else [])):
             unseen[INDEX[card]] -= 1
         pool = list(chain.from_iterable(map(repeat, CODES, unseen)))
