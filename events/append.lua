@@ -7,6 +7,7 @@
 -- KEYS[3]  (only with a mark) a sorted set the append marks the game in
 -- KEYS[4]  (only with a mark and a stamp) the hash the mark's stamp is recorded in
 -- KEYS[4 or 5..] (only with a mark) keys the append claims: each set to 1 unless set already
+-- KEYS[#KEYS-q+1..] the quota windows (see ARGV[12]), after all of the above
 -- ARGV[6]  the member the append adds to KEYS[3] ('' = no mark)
 -- ARGV[7]  that member's score
 -- ARGV[8]  'LT': the member keeps a lower score it has already; '': the score replaces it
@@ -14,10 +15,17 @@
 -- ARGV[10] the stamp recorded under the member in KEYS[4] ('' = none)
 -- ARGV[11] how the news is published: 'PUBLISH' on one server, 'SPUBLISH' (sharded, heard
 --          only on the stream's own shard) on a cluster
--- ARGV[12..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
+-- ARGV[12] how many quota windows the append counts in (q): the last q KEYS
+-- ARGV[13..12+2q] (each window's amount, its seconds), in the order of those keys
+-- ARGV[13+2q..] pairs of (canonical JSON of the event body, its SHA-256), one pair per event
 -- The receipt is checked before the version: a request repeating a key whose first request
--- landed meanwhile gets that request's receipt, not a conflict.
--- Returns {'ok', version, claimed...} (1 for each claim it set, 0 for one it found set)
+-- landed meanwhile gets that request's receipt, not a conflict. The quota windows are counted
+-- once the version holds, before anything is written, each up to the first that the request
+-- exceeds (a fixed window: an INCR, its EXPIRE from the first hit, its TTL), so that a move's
+-- rate limit costs no round trip of its own.
+-- Returns {'ok', version, claimed..., (hits, ttl)...} (1 for each claim it set, 0 for one it
+--   found set; then each window's count and seconds left)
+--   | {'limited', window (1-based), hits, ttl}: nothing was written
 --   | {'duplicate', receipt} | {'conflict', version, head hash}: a
 -- conflict reports where the stream really stands, so that a writer whose cached table is ahead
 -- of it or has diverged from it (Redis lost its last writes, or was restored) can tell
@@ -44,11 +52,28 @@ if version ~= tonumber(ARGV[1]) or head ~= ARGV[2] then
   return {'conflict', tostring(version), head}
 end
 
-local count = (#ARGV - 11) / 2
+local quotas = tonumber(ARGV[12])
+local counted = {}
+for i = 1, quotas do
+  local window = KEYS[#KEYS - quotas + i]
+  local hits = redis.call('INCR', window)
+  if hits == 1 then
+    redis.call('EXPIRE', window, ARGV[12 + 2 * i])
+  end
+  local ttl = redis.call('TTL', window)
+  if hits > tonumber(ARGV[11 + 2 * i]) then
+    return {'limited', i, hits, ttl}
+  end
+  counted[#counted + 1] = hits
+  counted[#counted + 1] = ttl
+end
+
+local first = 13 + 2 * quotas
+local count = (#ARGV - first + 1) / 2
 for i = 0, count - 1 do
   -- Stream ids are '<seq>-0', so a version is also a stream id and reads need no lookup.
   redis.call('XADD', KEYS[1], tostring(version + 1 + i) .. '-0',
-    'e', ARGV[12 + 2 * i], 'h', ARGV[13 + 2 * i])
+    'e', ARGV[first + 2 * i], 'h', ARGV[first + 1 + 2 * i])
 end
 local reply = {'ok', tostring(version + count)}
 if ARGV[6] ~= '' then
@@ -62,9 +87,12 @@ if ARGV[6] ~= '' then
     redis.call('HSET', KEYS[4], ARGV[6], ARGV[10])
     claims = 5
   end
-  for i = claims, #KEYS do
+  for i = claims, #KEYS - quotas do
     reply[#reply + 1] = redis.call('SET', KEYS[i], 1, 'NX', 'PX', ARGV[9]) and 1 or 0
   end
+end
+for i = 1, #counted do
+  reply[#reply + 1] = counted[i]
 end
 if key ~= '' then
   redis.call('HSET', KEYS[2], key, ARGV[4])
@@ -77,8 +105,8 @@ end
 -- the stream: '<first version>' then ':<length>:<stored event><hash>' for each (events/news.py).
 local news = {tostring(version + 1)}
 for i = 0, count - 1 do
-  local stored = ARGV[12 + 2 * i]
-  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[13 + 2 * i]
+  local stored = ARGV[first + 2 * i]
+  news[#news + 1] = ':' .. #stored .. ':' .. stored .. ARGV[first + 1 + 2 * i]
 end
 redis.call(ARGV[11], KEYS[1], table.concat(news))
 return reply

@@ -25,7 +25,14 @@ from datetime import datetime
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
 from events.snapshots import SnapshotStore
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, EventStore, Mark
+from events.store import (
+    AlreadyAppended,
+    Appended,
+    ConcurrencyConflict,
+    EventStore,
+    Mark,
+    Quota,
+)
 
 LOG = logging.getLogger(__name__)
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -223,9 +230,11 @@ class TableRepository:
         receipt: str = "",
         receipts_ttl: int = 0,
         mark: Mark | None = None,
+        quotas: Sequence[Quota] = (),
     ) -> Appended | AlreadyAppended:
         """Append `records` (sealed on the table's head) and cache `after`, the table they make;
-        an append that lands writes `mark` too.
+        an append that lands writes `mark` too, and counts its request in `quotas`
+        (`EventStore.append_sealed`).
 
         Raises `ConcurrencyConflict` if the table moved on since they were decided; if the
         stream stands behind or beside the cached table, the cache forgets it."""
@@ -237,6 +246,7 @@ class TableRepository:
                 receipt=receipt,
                 receipts_ttl=receipts_ttl,
                 mark=mark,
+                quotas=quotas,
             )
         except ConcurrencyConflict as conflict:
             cached = self.cache.get(table_id)

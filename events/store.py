@@ -85,6 +85,8 @@ class Appended:
     (`EventStore`'s `wait_replicas` is 0)."""
     claimed: tuple[bool, ...] | None = None
     """Which of its mark's `claims` the append set (False: set already); None: it had none."""
+    counted: tuple[Counted, ...] = ()
+    """Each of its quotas' windows, counted with this append."""
 
     @property
     def position(self) -> Position:
@@ -110,6 +112,35 @@ class Mark:
     claim_ms: int = 0
     stamps: str = ""
     stamp: int = 0
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A fixed window an append counts its request in before it writes anything: `amount`
+    requests per `seconds`, counted under `key`, which must be where the game's stream is (on a
+    cluster, in its hash slot). The web app counts a move's rate limit this way, in the append's
+    own round trip."""
+
+    key: str
+    amount: int
+    seconds: int
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A quota window's count, with this request, and the seconds until the window ends."""
+
+    hits: int
+    ttl: int
+
+
+class QuotaExceeded(Exception):
+    """The append's request went past one of its quotas: nothing was written."""
+
+    def __init__(self, quota: Quota, counted: Counted) -> None:
+        super().__init__(f"{counted.hits} requests in {quota.key}'s window; {quota.amount} allowed")
+        self.quota = quota
+        self.counted = counted
 
 
 @dataclass(frozen=True)
@@ -163,13 +194,15 @@ class EventStore:
         receipt: str = "",
         receipts_ttl: int = 0,
         mark: Mark | None = None,
+        quotas: Sequence[Quota] = (),
     ) -> Appended | AlreadyAppended:
         """Append all of `events` or none: only if the stream is at `expected`.
 
         With an `idempotency` key that was used before on this game, nothing is written and the
         receipt stored with the first append is returned instead. A `receipts_ttl` (seconds)
         makes all of the game's receipts expire that long after this append. An append that
-        lands writes its `mark` too.
+        lands writes its `mark` too, and each append counts its request in `quotas`
+        (`append_sealed`).
         """
         return self.append_sealed(
             game_id,
@@ -178,6 +211,7 @@ class EventStore:
             receipt=receipt,
             receipts_ttl=receipts_ttl,
             mark=mark,
+            quotas=quotas,
         )
 
     def append_sealed(
@@ -189,9 +223,12 @@ class EventStore:
         receipt: str = "",
         receipts_ttl: int = 0,
         mark: Mark | None = None,
+        quotas: Sequence[Quota] = (),
     ) -> Appended | AlreadyAppended:
         """`append` for records already numbered and chained by `seal` (onto their first `prev`).
-        With a `mark`, the append that lands also writes it, in the same script."""
+        With a `mark`, the append that lands also writes it, in the same script. `quotas` are
+        counted once the version holds: past any of them, `QuotaExceeded` and nothing written
+        (a repeated idempotency key, or a conflict, is answered before they are counted)."""
         if not records:
             raise ValueError("an append needs at least one event")
         expected = Position(records[0].seq - 1, records[0].prev)
@@ -208,9 +245,13 @@ class EventStore:
             0 if mark is None else mark.claim_ms,
             "" if mark is None or not mark.stamps else mark.stamp,
             self._publish,
+            len(quotas),
         ]
         if mark is not None:
             keys += [mark.key, *([mark.stamps] if mark.stamps else []), *mark.claims]
+        for quota in quotas:
+            keys.append(quota.key)
+            args += [quota.amount, quota.seconds]
         for record in records:
             args += [pack(record.raw) if record.envelope > 1 else record.raw, record.hash]
         replicas = None
@@ -228,8 +269,14 @@ class EventStore:
                     self._wait_replicas,
                     self._wait_ms,
                 )
-            claimed = None if not mark or not mark.claims else tuple(bool(won) for won in rest)
-            return Appended(list(records), replicas, claimed)
+            claims = len(mark.claims) if mark else 0
+            claimed = tuple(bool(won) for won in rest[:claims]) if claims else None
+            counts = [int(number) for number in rest[claims:]]
+            counted = tuple(map(Counted, counts[::2], counts[1::2]))
+            return Appended(list(records), replicas, claimed, counted)
+        if outcome == b"limited":
+            hits, ttl = rest
+            raise QuotaExceeded(quotas[int(value) - 1], Counted(int(hits), int(ttl)))
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
         raise ConcurrencyConflict(expected.version, int(value), rest[0].decode())

@@ -5,6 +5,13 @@ process shares them (embedded: in this process's memory).
 A refusal is `429 rate-limited` problem details with `Retry-After`; every limited answer carries
 the `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` headers.
 
+A move is counted by its own append, where the counts are in the games' Redis: the append script
+counts the request's windows once the version holds, before it writes, and refuses past them
+(`events.store.Quota`), so that the limit costs a move no round trip of its own. A move that
+does not get that far (a bad body, a move the rules refuse, a conflict) is counted after its
+view, and answered 429 instead if that count is over the limit: either way every request is
+counted once, and a refused one writes nothing.
+
 One `before_request` hook counts a request once and keeps the count for its headers. Flask-Limiter,
 the Flask glue over `limits` used before, evaluated each request's limits three times (before the
 view, in the view's decorator, for the headers): a tenth of a move's CPU besides its round trip.
@@ -12,11 +19,12 @@ view, in the view's decorator, for the headers): a tenth of a move's CPU besides
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 from limits import RateLimitItem, parse_many
@@ -29,6 +37,8 @@ from limits.storage import (
 )
 from werkzeug.exceptions import TooManyRequests
 
+from events.store import Counted as WindowCount
+from events.store import Quota, QuotaExceeded
 from service.config import Config
 from service.tables import token_hash
 from telemetry.metrics import UNMATCHED, Metrics
@@ -40,6 +50,8 @@ HEAVY_READS = (
     "api.audit",
     "api.export",
 )
+COUNTED_IN_APPENDS = frozenset({"api.make_move"})
+"""The routes whose requests their append counts (see the module's docstring)."""
 KEY_PREFIX = "limits"
 COUNTING = "spieltisch+"
 """The prefix of the storage schemes whose storages are `WindowCounter`s."""
@@ -130,6 +142,24 @@ class Limiter:
     def __init__(self, counter: WindowCounter) -> None:
         self.counter = counter
 
+    @property
+    def counts_in_redis(self) -> bool:
+        """Whether the counts are in Redis, where an append can count a request too."""
+        return isinstance(self.counter, CountingRedisStorage)
+
+    def quotas(self, endpoint: str, limit: RouteLimit) -> tuple[Quota, ...]:
+        """This request's windows, for an append to count: the keys `count` would count."""
+        assert isinstance(self.counter, CountingRedisStorage)
+        identifiers = (KEY_PREFIX, limit.key(), endpoint)
+        return tuple(
+            Quota(
+                self.counter.prefixed_key(item.key_for(*identifiers)),
+                item.amount,
+                item.get_expiry(),
+            )
+            for item in limit.items
+        )
+
     def count(self, endpoint: str, limit: RouteLimit) -> Counted | None:
         """Count this request against each of the route's windows, up to the first it exceeds.
         None when the storage cannot be reached: the request goes on, and meets the outage
@@ -170,11 +200,14 @@ def client_address() -> str:
 
 
 def by_seat() -> str:
-    """A seat's token (hashed) when the request carries one, else the client's address."""
+    """A seat's token (hashed) when the request carries one, else the client's address. A
+    token's key carries its table's hash tag, as the table's stream does, so that the table's
+    append can count it on a Redis Cluster too."""
     token = request.headers.get("Authorization")
     if token is None:
         return f"address:{client_address()}"
-    return "seat:" + token_hash(token)
+    table_id = (request.view_args or {}).get("table_id", "")
+    return f"{{{table_id}}}:seat:{token_hash(token)}"
 
 
 def route_limits(config: Config) -> Mapping[str, RouteLimit]:
@@ -204,11 +237,10 @@ def limit_routes(app: Flask, limiter: Limiter | None, config: Config) -> None:
         limit = limits.get(endpoint)
         if limit is None:
             return
-        counted = g.rate_limit = limiter.count(endpoint, limit)
-        if counted is not None and counted.refused:
-            metrics: Metrics = current_app.extensions["spieltisch.metrics"]
-            metrics.refused(request.url_rule.rule if request.url_rule else UNMATCHED)
-            raise TooManyRequests(description=str(counted.item))
+        if endpoint in COUNTED_IN_APPENDS and limiter.counts_in_redis:
+            g.deferred_limit = Deferred(limiter, endpoint, limit, limiter.quotas(endpoint, limit))
+            return
+        refuse_over(limiter.count(endpoint, limit))
 
     @app.after_request
     def headers(response: Response) -> Response:
@@ -220,3 +252,89 @@ def limit_routes(app: Flask, limiter: Limiter | None, config: Config) -> None:
             if counted.refused:
                 response.headers["Retry-After"] = str(max(1, int(counted.reset_at - time.time())))
         return response
+
+
+def refuse_over(counted: Counted | None) -> None:
+    """Keep `counted` for the answer's headers; 429 if it is over its limit."""
+    g.rate_limit = counted
+    if counted is not None and counted.refused:
+        raise refusal(counted)
+
+
+def refusal(counted: Counted) -> TooManyRequests:
+    """The 429 of a request over its limit (`counted`), kept for the answer's headers."""
+    g.rate_limit = counted
+    metrics: Metrics = current_app.extensions["spieltisch.metrics"]
+    metrics.refused(request.url_rule.rule if request.url_rule else UNMATCHED)
+    return TooManyRequests(description=str(counted.item))
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A request whose count was left to its append (`COUNTED_IN_APPENDS`)."""
+
+    limiter: Limiter
+    endpoint: str
+    limit: RouteLimit
+    quotas: tuple[Quota, ...]
+
+    def counted(self, windows: Sequence[WindowCount]) -> Counted:
+        """What the append counted, as `Limiter.count` answers it: the smallest window."""
+        item, window = self.limit.items[0], windows[0]
+        return Counted(item, max(0, item.amount - window.hits), reset_at(window), False)
+
+    def refused(self, exceeded: QuotaExceeded) -> Counted:
+        """The window the append found the request over, as `Limiter.count` answers it."""
+        item = self.limit.items[self.quotas.index(exceeded.quota)]
+        return Counted(item, 0, reset_at(exceeded.counted), True)
+
+
+def reset_at(window: WindowCount) -> float:
+    return time.time() + max(window.ttl, 0)
+
+
+def quotas() -> Sequence[Quota]:
+    """Where this request's append counts it: its windows when the limiter left them to the
+    append, else none (the limiter counted it before the view, or limits are off)."""
+    deferred: Deferred | None = g.get("deferred_limit")
+    return () if deferred is None else deferred.quotas
+
+
+def counted_in_append(windows: Sequence[WindowCount] | None) -> None:
+    """Record what the request's append counted (None: it counted nothing, so the request is
+    counted after its view, by `counted_by_append`)."""
+    deferred: Deferred | None = g.get("deferred_limit")
+    if deferred is not None and windows is not None:
+        g.rate_limit = deferred.counted(windows)
+        g.deferred_limit = None
+
+
+View = TypeVar("View", bound=Callable[..., Any])
+
+
+def counted_by_append(view: View) -> View:
+    """Wrap a view of `COUNTED_IN_APPENDS`: a request its append refused is answered 429, and
+    one its append did not count (refused before it, or answered from a receipt) is counted
+    now, and answered 429 instead if that count is over the limit (it wrote nothing)."""
+
+    @functools.wraps(view)
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        try:
+            answer = view(*args, **kwargs)
+        except QuotaExceeded as exceeded:
+            deferred: Deferred = g.pop("deferred_limit")
+            raise refusal(deferred.refused(exceeded)) from None
+        except Exception:
+            count_late()
+            raise
+        count_late()
+        return answer
+
+    return counted  # type: ignore[return-value]
+
+
+def count_late() -> None:
+    """Count a deferred request its append did not count."""
+    deferred: Deferred | None = g.pop("deferred_limit", None)
+    if deferred is not None:
+        refuse_over(deferred.limiter.count(deferred.endpoint, deferred.limit))

@@ -12,7 +12,7 @@ from marshmallow import Schema, ValidationError
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from domain.catalogue import BotCatalogue
-from service import schemas
+from service import limits, schemas
 from service.config import Config
 from service.errors import (
     InvalidBody,
@@ -257,13 +257,16 @@ def legal_moves(table_id: str) -> tuple[Response, int]:
 
 
 @api.post(TABLE + "/moves")
+@limits.counted_by_append
 def make_move(table_id: str) -> tuple[Response, int]:
     caller = queries().caller(table_id, bearer_token())
     args = body(MOVE)
     key = request.headers.get("Idempotency-Key")
     if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
         raise InvalidIdempotencyKey(f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters")
-    answer = commands().move(table_id, caller, args["move"], args["expected_version"], key)
+    move, expected = args["move"], args["expected_version"]
+    answer = commands().move(table_id, caller, move, expected, key, quotas=limits.quotas())
+    limits.counted_in_append(answer.counted)
     response, status = dumped(MOVE_RESULT, answer.shown)
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"

@@ -42,7 +42,7 @@ from events.index import TableIndex
 from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
 from events.snapshots import KeptAnswers
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, Mark
+from events.store import AlreadyAppended, Appended, ConcurrencyConflict, Counted, Mark, Quota
 from service import bundle
 from service.audit import audit
 from service.signing import Signer
@@ -154,12 +154,17 @@ class MoveAsked:
     expected_version: int
     key: str | None
     fingerprint: str
+    quotas: Sequence[Quota] = ()
+    """Where the append counts the request (its rate limit), if it gets that far."""
 
 
 @dataclass(frozen=True)
 class MoveAnswer:
     shown: Shown
     replayed: bool = False
+    counted: tuple[Counted, ...] | None = None
+    """The request's count in each of its quotas, when its append counted it; None: it did not
+    (a replayed answer, or no quotas given)."""
 
 
 @dataclass(frozen=True)
@@ -383,8 +388,11 @@ class TableCommands:
         move: JSON,
         expected_version: int,
         idempotency_key: str | None,
+        *,
+        quotas: Sequence[Quota] = (),
     ) -> MoveAnswer:
         """Decide and append a move; a repeated idempotency key gets the first answer back.
+        The append counts the request in `quotas` (`QuotaExceeded` past one: nothing written).
 
         Of concurrent requests with one key, one is written and every other is answered with
         its replay: the append script looks the key up before the version, and a request
@@ -393,7 +401,7 @@ class TableCommands:
         seat = seated(caller)
         fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
         key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
-        asked = MoveAsked(move, expected_version, key, fingerprint)
+        asked = MoveAsked(move, expected_version, key, fingerprint, quotas)
         loaded, unread = self.repository.head(table_id, expected_version)
         try:
             try:
@@ -425,12 +433,17 @@ class TableCommands:
         # The receipt names the versions the move appended; a replay shows them again.
         receipt = f"{fingerprint} {pending.records[0].seq} {pending.records[-1].seq}"
         outcome, _ = self._commit(
-            table_id, pending, idempotency=key, receipt=receipt if key else ""
+            table_id,
+            pending,
+            idempotency=key,
+            receipt=receipt if key else "",
+            quotas=asked.quotas,
         )
         if isinstance(outcome, AlreadyAppended):
             return self._replay(table_id, caller, outcome.receipt, fingerprint)
         self._count_move(loaded.table.game, "person")
-        return MoveAnswer(self.views.show(MoveMade(pending.after.table, pending.records), caller))
+        shown = self.views.show(MoveMade(pending.after.table, pending.records), caller)
+        return MoveAnswer(shown, counted=outcome.counted if asked.quotas else None)
 
     def leave(self, table_id: str, caller: Caller) -> Shown:
         """The caller resigns: a bot plays its seat for the rest of the game (recorded)."""
@@ -549,12 +562,14 @@ class TableCommands:
         receipt: str = "",
         marked: bool = False,
         keep: bool = False,
+        quotas: Sequence[Quota] = (),
     ) -> tuple[Appended | AlreadyAppended, Scheduled | None]:
         """Append `pending`, then queue its bot turns (`keep`: see `Turns.schedule`); what was
         appended, and what was scheduled (None: nothing). Once the append has landed the command
         is done: a failure to queue is logged, never raised, and the sweep queues them. The
         append that ends the game sets its receipts to expire; its log never does. `marked`:
-        the sweep will look at the table anyway (see `Turns.expect`)."""
+        the sweep will look at the table anyway (see `Turns.expect`). `quotas`: where the append
+        counts its request (`EventStore.append_sealed`)."""
         table = pending.after.table
         mark = None if self.turns is None else self.turns.expect(table, marked=marked)
         ends = any(record.type == GAME_FINISHED for record in pending.records)
@@ -567,6 +582,7 @@ class TableCommands:
                 receipt=receipt,
                 receipts_ttl=self.receipts_ttl_seconds if ends else 0,
                 mark=mark,
+                quotas=quotas,
             )
         except ConcurrencyConflict as conflict:
             if self.turns is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import fakeredis
 import pytest
@@ -167,3 +168,106 @@ def test_behind_trusted_proxies_each_forwarded_client_has_its_own_count() -> Non
     assert tables_opened(direct.test_client(), ["192.0.2.1", "192.0.2.2"]) == [201, 429], (
         "without trusted proxies the header is ignored: anyone could forge it"
     )
+
+
+def seated_pig10(client: FlaskClient) -> tuple[str, list[str]]:
+    """A two-seat Pig 10 table with both seats taken: its id and the seats' tokens."""
+    table = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    tokens = [
+        client.post(f"/v1/tables/{table}/seats", json={"name": name}).get_json()["token"]
+        for name in ("Ada", "Bo")
+    ]
+    return table, tokens
+
+
+def play_first_card(client: FlaskClient, table: str, tokens: list[str]) -> tuple[int, int]:
+    """The seat to act plays the first card of its hand: (its seat, the answer's status)."""
+    views = [
+        client.get(f"/v1/tables/{table}", headers={"Authorization": f"Bearer {token}"}).get_json()
+        for token in tokens
+    ]
+    seat = views[0]["to_act"][0]
+    card = views[seat]["state"]["hand"][0]
+    answer = client.post(
+        f"/v1/tables/{table}/moves",
+        json={
+            "move": {"card": card, "mode": "set" if card == 0 else "add"},
+            "expected_version": views[0]["version"],
+        },
+        headers={"Authorization": f"Bearer {tokens[seat]}"},
+    )
+    return seat, answer.status_code
+
+
+@pytest.mark.redis
+def test_a_move_is_counted_by_its_own_append_in_one_round_trip(tmp_path: Path) -> None:
+    """On a server of its own, so every command Redis counts is this test's."""
+    server = RedisServer(tmp_path)
+    server.start()
+    try:
+        connection = server.client()
+        config = replace(TIGHT, redis_url=server.url, signing_key="22" * 32, limit_moves="5/minute")
+        client = web_app(config, redis_client=connection).test_client()
+        table, tokens = seated_pig10(client)
+        before = connection.info("commandstats")
+        seat, status = play_first_card(client, table, tokens)
+        after_move = connection.info("commandstats")
+        answer = client.post(
+            f"/v1/tables/{table}/moves",
+            json={"move": {}, "expected_version": 0},
+            headers={"Authorization": f"Bearer {tokens[seat]}"},
+        )
+        after = connection.info("commandstats")
+        connection.close()
+    finally:
+        server.stop()
+    assert status == 200
+
+    def calls(command: str, since: dict[str, Any], until: dict[str, Any]) -> int:
+        return int(until.get(f"cmdstat_{command}", {}).get("calls", 0)) - int(
+            since.get(f"cmdstat_{command}", {}).get("calls", 0)
+        )
+
+    # Two GETs of the table read nothing from Redis: the table is cached.
+    assert calls("evalsha", before, after_move) == 1, "the append counted it: no round trip more"
+    assert calls("incr", before, after_move) == 1, "counted once"
+    assert answer.status_code == 409, "a stale version: refused before the append ..."
+    assert answer.headers["RateLimit-Remaining"] == "3", "... so counted after its view"
+    assert 0 < int(answer.headers["RateLimit-Reset"]) - time.time() <= 61
+    assert calls("evalsha", after_move, after) == 1, "by the limiter's own script"
+
+
+@pytest.mark.redis
+def test_moves_past_the_limit_are_refused_and_write_nothing(real_redis: redis.Redis) -> None:
+    """Moves the rules refuse count too (after their view), and a legal move past the limit is
+    refused by its append before it writes."""
+    config = replace(TIGHT, redis_url=TEST_REDIS_URL, signing_key="22" * 32)
+    client = web_app(config, redis_client=real_redis).test_client()
+    table, tokens = seated_pig10(client)
+    path = f"/v1/tables/{table}"
+    refused_by_rules = client.post(
+        f"{path}/moves",
+        json={"move": {}, "expected_version": 1},
+        headers={"Authorization": f"Bearer {tokens[0]}"},
+    )
+    assert refused_by_rules.status_code in (409, 422), refused_by_rules.get_json()
+    assert refused_by_rules.headers["RateLimit-Remaining"] == "1", "2/minute, counted once"
+    statuses: dict[int, list[int]] = {0: [], 1: []}
+    while len(statuses[0]) < 2:
+        seat, status = play_first_card(client, table, tokens)
+        statuses[seat].append(status)
+    assert statuses[0] == [200, 429], statuses
+    version = client.get(path).get_json()["version"]
+    seat, status = play_first_card(client, table, tokens)
+    assert (seat, status) == (0, 429), "seat 0 is still to act: its refused move wrote nothing"
+    assert client.get(path).get_json()["version"] == version
+    refused = client.post(
+        f"{path}/moves",
+        json={"move": {}, "expected_version": version},
+        headers={"Authorization": f"Bearer {tokens[0]}"},
+    )
+    assert refused.status_code == 429, "a move the rules would refuse, past the limit: 429"
+    assert refused.mimetype == "application/problem+json"
+    assert int(refused.headers["Retry-After"]) > 0
+    assert refused.headers["RateLimit-Remaining"] == "0"
+    assert statuses[1] == [200], "the other seat has a count of its own"

@@ -35,6 +35,8 @@ from events.store import (
     ConcurrencyConflict,
     EventStore,
     Mark,
+    Quota,
+    QuotaExceeded,
     stream_key,
 )
 from events.upcasting import Upcasters
@@ -451,6 +453,43 @@ def test_an_append_that_lands_stamps_its_mark_and_still_claims(
     with pytest.raises(ConcurrencyConflict):
         store.append(GAME, head, counted(1, 9), META, mark=replace(stamped, stamp=9))
     assert any_redis.hget(stamps, "table") == b"3", "a refused append stamps nothing"
+
+
+def test_an_append_counts_its_quotas_and_past_one_writes_nothing(
+    any_redis: Client, store: EventStore
+) -> None:
+    second, minute = (f"game:{{{GAME}}}:quota:{name}" for name in ("second", "minute"))
+    quotas = (Quota(second, 5, 60), Quota(minute, 2, 3600))
+    head = add(store, 1)
+    landed = appended(store.append(GAME, head, counted(1, 2), META, quotas=quotas))
+    assert [window.hits for window in landed.counted] == [1, 1]
+    ttls = [window.ttl for window in landed.counted]
+    assert 0 < ttls[0] <= 60 < ttls[1] <= 3600
+    head = add(store, 1, after=landed.position, quotas=quotas)
+    with pytest.raises(QuotaExceeded) as refused:
+        store.append(GAME, head, counted(1, 9), META, quotas=quotas)
+    assert refused.value.quota == quotas[1], "the window it went past"
+    assert refused.value.counted.hits == 3
+    assert 0 < refused.value.counted.ttl <= 3600
+    assert store.read(GAME, head) == [], "nothing written"
+    assert int(any_redis.get(second) or 0) == 3, "the windows before it counted it too"
+    assert appended(store.append(GAME, head, counted(1, 9), META)).counted == (), "no quotas"
+
+
+def test_a_conflicting_or_repeated_append_counts_no_quota(
+    any_redis: Client, store: EventStore
+) -> None:
+    window = f"game:{{{GAME}}}:quota"
+    quotas = (Quota(window, 10, 60),)
+    head = add(store, 1, idempotency="k", quotas=quotas)
+    with pytest.raises(ConcurrencyConflict):
+        store.append(GAME, START, counted(1), META, quotas=quotas)
+    again = store.append(GAME, head, counted(1, 2), META, idempotency="k", quotas=quotas)
+    assert isinstance(again, AlreadyAppended)
+    assert any_redis.get(window) == b"1", "only the append that landed counted"
+    (window_count,) = appended(store.append(GAME, head, counted(1, 2), META, quotas=quotas)).counted
+    assert window_count.hits == 2
+    assert 0 < window_count.ttl <= 60
 
 
 # --- private values -----------------------------------------------------------------------------
