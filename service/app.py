@@ -15,6 +15,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from domain.catalogue import BotCatalogue
 from service.client import CONTENT_SECURITY_POLICY, OPENAPI, client
 from service.config import Config
+from service.encoding import FastJSONProvider
 from service.errors import register_error_handlers
 from service.limits import Limiter, limit_routes
 from service.observe import observe
@@ -49,7 +50,7 @@ def create_app(
     metrics = metrics or Metrics()
     app = Flask(__name__, static_folder=None)  # the client blueprint serves the static files
     app.config["MAX_CONTENT_LENGTH"] = config.max_body_bytes
-    app.json.sort_keys = False  # type: ignore[attr-defined]
+    app.json = FastJSONProvider(app)
     app.extensions["spieltisch.commands"] = commands
     app.extensions["spieltisch.queries"] = queries
     app.extensions["spieltisch.bots"] = bots

@@ -14,6 +14,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 from domain.catalogue import BotCatalogue
 from service import limits, schemas
 from service.config import Config
+from service.encoding import compact
 from service.errors import (
     InvalidBody,
     InvalidIdempotencyKey,
@@ -299,7 +300,7 @@ def streamed_log(pages: Iterator[Shown]) -> Iterator[str]:
         if number == 0:
             yield f'{{"version":{body["version"]},"through":{body["version"]},"events":['
         for event in body["events"]:
-            yield separator + json.dumps(event, separators=(",", ":"))
+            yield separator + compact(event)
             separator = ","
     yield "]}"
 

@@ -17,7 +17,6 @@ ends after `table.GameFinished`, or after `stream_max_seconds`, when the client 
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -36,6 +35,7 @@ from events.envelope import Position, Recorded
 from events.news import records_after
 from events.repository import Loaded
 from events.store import sharded_news, stream_key
+from service.encoding import compact
 from service.errors import TooManyStreams
 from service.tables import InvalidToken, TableQueries, held
 from service.views import Caller, FrameOf
@@ -145,7 +145,7 @@ class StreamLimit:
 
 def sse(record: dict[str, object]) -> str:
     """One event in the text/event-stream format: its version is its id."""
-    data = json.dumps(record, separators=(",", ":"), ensure_ascii=False)
+    data = compact(record)
     return f"id: {record['seq']}\nevent: {record['type']}\ndata: {data}\n\n"
 
 

@@ -14,7 +14,6 @@ import hashlib
 import json
 import logging
 import secrets
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -540,8 +539,8 @@ class TableCommands:
         """Decide `command` and fold its events, without writing anything yet."""
         before = loaded.table if loaded else None
         events = self.tables.decide(before, command, seed)
+        # The command's id is its first event's hash (`seal`), known once it is sealed.
         meta = {
-            "command_id": str(uuid.uuid4()),
             "command": command_to_json(command),
             "seat": seat,
             "time": self.clock().isoformat(),
