@@ -86,6 +86,13 @@ def conceal(value: Any, private: Collection[str], nonce: str, found: dict[str, A
     return value
 
 
+def mentions(encoded: bytes, keys: Collection[str]) -> bool:
+    """Whether the canonical JSON `encoded` may hold one of `keys` as a key: most events hold
+    none, and looking for them in their bytes is cheaper than walking them (`conceal`). A
+    string that spells such a key out only costs that walk, which finds nothing."""
+    return any(b'"' + key.encode() + b'":' in encoded for key in keys)
+
+
 def reveal(value: Any, secrets: Mapping[str, Any], nonce: str) -> Any:
     """`value` with each commitment to one of `secrets` replaced by the value it commits to."""
     if isinstance(value, Mapping):
@@ -269,16 +276,15 @@ def seal(
             body = {"e": 2, "t": event.type, "v": event.v, "d": event.data}
             if not records:
                 body["m"] = meta
-            nonce = os.urandom(16).hex() if private else ""
-            found: dict[str, Any] = {}
-            if private:
+            hashed = raw = canonical_json(body)
+            nonce, found = "", dict[str, Any]()
+            if mentions(hashed, private):
+                nonce = os.urandom(16).hex()
                 body = conceal(body, private, nonce, found)
             if found:
                 body["e"] = SEALED
                 hashed = canonical_json(body)
                 raw = canonical_json({**body, PRIVATE: {"n": nonce, "s": found}})
-            else:
-                hashed = raw = canonical_json(body)
             digest = hashlib.sha256(f"{seq}:{prev}:".encode() + hashed).hexdigest()
             if not records:
                 meta = {**body["m"], "command_id": command_id(digest)}

@@ -509,6 +509,16 @@ def add_private(store: EventStore) -> list[Recorded]:
     return store.read(GAME)
 
 
+def test_an_event_that_only_spells_a_private_key_out_is_sealed_as_it_is() -> None:
+    """The bytes are searched for a private key before the event is walked: a value that
+    spells one out costs the walk, which finds no key, and the event is sealed as without."""
+    events = [Event("test.Said", {"text": '"webhook": is a word here', "n": [{"webhook": None}]})]
+    (plain,) = seal(events, META, START)
+    (searched,) = seal(events, META, START, private=("webhook",))
+    assert searched.envelope == plain.envelope == 2
+    assert (searched.hash, searched.raw) == (plain.hash, plain.raw)
+
+
 def test_private_values_are_read_back_but_hashed_as_commitments(store: EventStore) -> None:
     records = add_private(store)
     taken, after = records[3], records[4]
