@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, ParamSpec, Protocol, TypeVar
 
 from flask import Flask, Response, current_app, g, request
 from limits import RateLimitItem, parse_many
@@ -309,16 +309,17 @@ def counted_in_append(windows: Sequence[WindowCount] | None) -> None:
         g.deferred_limit = None
 
 
-View = TypeVar("View", bound=Callable[..., Any])
+Params = ParamSpec("Params")
+Answer = TypeVar("Answer")
 
 
-def counted_by_append(view: View) -> View:
+def counted_by_append(view: Callable[Params, Answer]) -> Callable[Params, Answer]:
     """Wrap a view of `COUNTED_IN_APPENDS`: a request its append refused is answered 429, and
     one its append did not count (refused before it, or answered from a receipt) is counted
     now, and answered 429 instead if that count is over the limit (it wrote nothing)."""
 
     @functools.wraps(view)
-    def counted(*args: Any, **kwargs: Any) -> Any:
+    def counted(*args: Params.args, **kwargs: Params.kwargs) -> Answer:
         try:
             answer = view(*args, **kwargs)
         except QuotaExceeded as exceeded:
@@ -330,7 +331,7 @@ def counted_by_append(view: View) -> View:
         count_late()
         return answer
 
-    return counted  # type: ignore[return-value]
+    return counted
 
 
 def count_late() -> None:
