@@ -270,4 +270,4 @@ def test_moves_past_the_limit_are_refused_and_write_nothing(real_redis: redis.Re
     assert refused.mimetype == "application/problem+json"
     assert int(refused.headers["Retry-After"]) > 0
     assert refused.headers["RateLimit-Remaining"] == "0"
-    assert statuses[1] == [200], "the other seat has a count of its own"
+    assert set(statuses[1]) == {200}, "the other seat has a count of its own"
