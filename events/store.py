@@ -85,7 +85,7 @@ class Appended:
     (`EventStore`'s `wait_replicas` is 0)."""
     claimed: tuple[bool, ...] | None = None
     """Which of its mark's `claims` the append set (False: set already); None: it had none."""
-    counted: tuple[Counted, ...] = ()
+    counted: tuple[WindowCount, ...] = ()
     """Each of its quotas' windows, counted with this append."""
 
     @property
@@ -127,7 +127,7 @@ class Quota:
 
 
 @dataclass(frozen=True)
-class Counted:
+class WindowCount:
     """A quota window's count, with this request, and the seconds until the window ends."""
 
     hits: int
@@ -137,7 +137,7 @@ class Counted:
 class QuotaExceeded(Exception):
     """The append's request went past one of its quotas: nothing was written."""
 
-    def __init__(self, quota: Quota, counted: Counted) -> None:
+    def __init__(self, quota: Quota, counted: WindowCount) -> None:
         super().__init__(f"{counted.hits} requests in {quota.key}'s window; {quota.amount} allowed")
         self.quota = quota
         self.counted = counted
@@ -272,11 +272,11 @@ class EventStore:
             claims = len(mark.claims) if mark else 0
             claimed = tuple(bool(won) for won in rest[:claims]) if claims else None
             counts = [int(number) for number in rest[claims:]]
-            counted = tuple(map(Counted, counts[::2], counts[1::2]))
+            counted = tuple(map(WindowCount, counts[::2], counts[1::2]))
             return Appended(list(records), replicas, claimed, counted)
         if outcome == b"limited":
             hits, ttl = rest
-            raise QuotaExceeded(quotas[int(value) - 1], Counted(int(hits), int(ttl)))
+            raise QuotaExceeded(quotas[int(value) - 1], WindowCount(int(hits), int(ttl)))
         if outcome == b"duplicate":
             return AlreadyAppended(value.decode())
         raise ConcurrencyConflict(expected.version, int(value), rest[0].decode())

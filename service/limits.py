@@ -37,8 +37,7 @@ from limits.storage import (
 )
 from werkzeug.exceptions import TooManyRequests
 
-from events.store import Counted as WindowCount
-from events.store import Quota, QuotaExceeded
+from events.store import Quota, QuotaExceeded, WindowCount
 from service.config import Config
 from service.tables import token_hash
 from telemetry.metrics import UNMATCHED, Metrics

@@ -41,7 +41,14 @@ from events.index import TableIndex
 from events.repository import Loaded, TableRepository, UnknownTable, check_table_id, stamped
 from events.secrets import SeedVault
 from events.snapshots import KeptAnswers
-from events.store import AlreadyAppended, Appended, ConcurrencyConflict, Counted, Mark, Quota
+from events.store import (
+    AlreadyAppended,
+    Appended,
+    ConcurrencyConflict,
+    Mark,
+    Quota,
+    WindowCount,
+)
 from service import bundle
 from service.audit import audit
 from service.signing import Signer
@@ -161,7 +168,7 @@ class MoveAsked:
 class MoveAnswer:
     shown: Shown
     replayed: bool = False
-    counted: tuple[Counted, ...] | None = None
+    counted: tuple[WindowCount, ...] | None = None
     """The request's count in each of its quotas, when its append counted it; None: it did not
     (a replayed answer, or no quotas given)."""
 
