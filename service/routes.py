@@ -25,6 +25,7 @@ from service.errors import (
     UnsupportedMediaType,
 )
 from service.limits import client_address
+from service.projection import projection
 from service.rulebook import rulebook
 from service.stream import StreamHub, StreamLimit, event_stream
 from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
@@ -160,12 +161,12 @@ def bearer_token() -> str | None:
 
 def dumped(schema: Schema, shown: Shown, status: int = 200) -> tuple[Response, int]:
     """Serialise an answer; only a `Shown` body, built for its caller, can be sent."""
-    return jsonify(schema.dump(shown.body)), status
+    return jsonify(projection(schema)(shown.body)), status
 
 
 def public(schema: Schema, value: Any) -> tuple[Response, int]:
     """Serialise what is the same for everyone and about no table: games, bots, audits."""
-    return jsonify(schema.dump(value)), 200
+    return jsonify(projection(schema)(value)), 200
 
 
 @api.get("/games")
@@ -296,7 +297,7 @@ def streamed_log(pages: Iterator[Shown]) -> Iterator[str]:
     """The pages of one log as a single `EventLog` document, written out page by page."""
     separator = ""
     for number, page in enumerate(pages):
-        body = EVENT_LOG.dump(page.body)
+        body = projection(EVENT_LOG)(page.body)
         if number == 0:
             yield f'{{"version":{body["version"]},"through":{body["version"]},"events":['
         for event in body["events"]:

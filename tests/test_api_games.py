@@ -3,7 +3,8 @@
 Nothing here names a game: each is found in the catalogue, opened with its default options, played
 by a client holding every seat (a seeded random legal move each turn), and audited and exported
 once it is over. Every answer is checked against openapi.yaml, so a game the spec has no state
-schema for must fit the generic one.
+schema for must fit the generic one, and dumped both by its projection and by its marshmallow
+schema, which must agree.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from tests.test_openapi import (
     TABLES,
     ContractClient,
 )
+from tests.test_projection import Differential
 
 REGISTRY = with_sixth_game()
 GAMES = [pytest.param(rules, id=rules.info.id) for rules in REGISTRY]
@@ -40,13 +42,20 @@ MAX_MOVES = 5000
 
 
 @pytest.fixture
-def api() -> ContractClient:
+def differential(monkeypatch: pytest.MonkeyPatch) -> Differential:
+    return Differential().install(monkeypatch)
+
+
+@pytest.fixture
+def api(differential: Differential) -> ContractClient:
     app = web_app(IN_PROCESS, redis_client=fakeredis.FakeRedis(), registry=REGISTRY)
     return ContractClient(app.test_client())
 
 
 @pytest.mark.parametrize("rules", GAMES)
-def test_a_game_is_walked_through_the_api_to_its_end(rules: AnyRules, api: ContractClient) -> None:
+def test_a_game_is_walked_through_the_api_to_its_end(
+    rules: AnyRules, api: ContractClient, differential: Differential
+) -> None:
     game = rules.info.id
     info = api.call("get", GAME, path={"game_id": game}, expect=200).body
     assert info in api.call("get", "/v1/games", expect=200).body
@@ -81,6 +90,8 @@ def test_a_game_is_walked_through_the_api_to_its_end(rules: AnyRules, api: Contr
     [key] = api.call("get", "/v1/keys", expect=200).body["keys"]
     report = verify(exported, decode_key(key["public_key"]), Tables(REGISTRY))
     assert report.ok, report.text()
+    assert differential.differences == []
+    assert {"MoveResultSchema", "TableSchema", "EventLogSchema"} <= set(differential.compared)
 
 
 def test_the_service_hosts_the_games_its_environment_names() -> None:
