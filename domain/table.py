@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 from domain.bots import Turn
 from domain.chance import CURRENT, GENERATORS, PYTHON_RANDOM, UnknownChance
 from domain.dice import rng_at
-from domain.frozen import with_item
+from domain.frozen import replace, with_item
 from domain.registry import AnyRules, GameRegistry
 from domain.rules import JSON, Event
 
@@ -173,7 +173,8 @@ COMMANDS: dict[str, type[Command]] = {
 
 def command_to_json(command: Command) -> dict[str, JSON]:
     """The JSON form recorded in each event's metadata, so an audit can re-decide it."""
-    return {"type": type(command).__name__, "args": asdict(command)}
+    args = {arg.name: getattr(command, arg.name) for arg in fields(command)}
+    return {"type": type(command).__name__, "args": args}
 
 
 def command_from_json(data: Mapping[str, JSON]) -> Command:

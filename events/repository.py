@@ -19,9 +19,10 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
+from domain.frozen import replace
 from domain.table import Table, Tables
 from events.envelope import START, Position, Recorded
 from events.snapshots import SnapshotStore
