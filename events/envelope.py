@@ -16,9 +16,13 @@ GENESIS = "0" * 64
 """The `prev` of a stream's first event."""
 
 
+CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+"""`json.dumps` with these arguments, built once: `dumps` builds an encoder on every call."""
+
+
 def canonical_json(value: Any) -> bytes:
     """The one byte form of a JSON value that hashes are computed over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return CANONICAL.encode(value).encode()
 
 
 @dataclass(frozen=True)
