@@ -85,12 +85,14 @@ def body(schema: Schema) -> dict[str, Any]:
     try:
         payload = json.loads(data, parse_constant=refuse_constant, parse_float=finite_float)
         # Lone surrogates parse but cannot be stored as UTF-8.
-        json.dumps(payload, ensure_ascii=False).encode()
+        if may_hold_lone_surrogates(data):
+            json.dumps(payload, ensure_ascii=False).encode()
     except (ValueError, RecursionError):
         raise MalformedJson(
             "the request body is not valid JSON (UTF-8, no NaN or Infinity)"
         ) from None
-    if depth(payload) > MAX_DEPTH:
+    # Each level opens a bracket: a body with few brackets needs no walk.
+    if data.count(b"[") + data.count(b"{") > MAX_DEPTH and depth(payload) > MAX_DEPTH:
         raise MalformedJson(f"nest JSON at most {MAX_DEPTH} deep")
     return validated(schema, payload, "body")
 
@@ -107,6 +109,13 @@ def whole_body() -> bytes:
     ):
         raise RequestEntityTooLarge()
     return data
+
+
+def may_hold_lone_surrogates(data: bytes) -> bool:
+    """Whether `json.loads(data)` may hold a lone surrogate: from a \\uD800-\\uDFFF escape, from
+    raw bytes (it decodes with `surrogatepass`) or from a UTF-16 or UTF-32 body. A move's ASCII
+    body without such an escape is not walked again to find out."""
+    return not data.isascii() or b"\x00" in data or b"\\ud" in data or b"\\uD" in data
 
 
 def refuse_constant(name: str) -> None:

@@ -1058,3 +1058,40 @@ def test_a_lone_surrogate_in_a_string_is_not_a_server_error(
     )
     assert reply.status < 500
     assert walk.log() == before or reply.status < 300
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param(b'{"move": {"card": "\\ud800"}, "expected_version": 6}', id="escape"),
+        pytest.param(b'{"move": {"card": "\\uDBFF"}, "expected_version": 6}', id="upper-escape"),
+        pytest.param(
+            '{"move": {"card": "\ud800"}, "expected_version": 6}'.encode("utf-8", "surrogatepass"),
+            id="raw-bytes",
+        ),
+        pytest.param(
+            '{"move": {"card": "\\ud800"}, "expected_version": 6}'.encode("utf-16"), id="utf-16"
+        ),
+    ],
+)
+def test_a_move_holding_a_lone_surrogate_in_any_form_is_refused(
+    api: ContractClient, raw: bytes
+) -> None:
+    """The body check looks for lone surrogates only where they can come from; each way in."""
+    walk = Walk(api)
+    body = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+    walk.table_id = walk.post(TABLES, 201, body=body).body["id"]
+    walk.token[0] = walk.post(SEATS, 201, body={"name": "Ada"}).body["token"]
+    walk.post(SEATS, 201, body={"name": "Bo"})
+    before = walk.log()
+    reply = api.call(
+        "post",
+        MOVES,
+        path={"table_id": walk.table_id},
+        token=walk.token[0],
+        data=raw,
+        content_type="application/json",
+    )
+    assert reply.status == 400
+    assert "not valid JSON" in reply.body["detail"]
+    assert walk.log() == before
