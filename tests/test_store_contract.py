@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any, TypeAlias, cast
@@ -166,6 +167,12 @@ def test_append_then_read_returns_the_events_numbered_and_chained(store: EventSt
     assert [record.prev for record in records] == [GENESIS] + [r.hash for r in records[:-1]]
     assert records == result.records
     assert result.position == Position(3, records[-1].hash)
+
+
+def test_a_command_id_is_its_first_events_hash_written_as_a_uuid() -> None:
+    for n in range(200):
+        digest = hashlib.sha256(str(n).encode()).hexdigest()
+        assert command_id(digest) == str(uuid.UUID(hex=digest[:32]))
 
 
 def test_appends_continue_the_numbering(store: EventStore) -> None:
