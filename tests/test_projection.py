@@ -1,7 +1,8 @@
 """Projections dump answers exactly as their marshmallow schemas do (`service/projection.py`).
 
 Every answer of a whole game of each registered game is compared with its schema's own dump in
-`test_api_games.py` (`Differential`); the cases here are the edges real answers rarely reach.
+`test_api_games.py` (`Differential`); the cases here are the edges real answers rarely reach,
+and values of every shape, right or wrong, drawn for each schema the routes use.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from marshmallow import Schema, fields, post_dump
 
 from service import routes
@@ -126,3 +129,56 @@ def test_the_answers_that_moves_and_reads_write_are_projected_not_dumped() -> No
     """The answers of the hot paths must not fall back on marshmallow unnoticed."""
     for schema in (routes.MOVE_RESULT, routes.TABLE_VIEW, routes.EVENT_LOG, routes.LEGAL_MOVES):
         assert projection(schema) != schema.dump, type(schema).__name__
+
+
+JSON_LEAVES = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+JSON = st.recursive(
+    JSON_LEAVES,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def shaped(schema: Schema, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Dicts with some of `schema`'s fields (values of their own kind, None or any JSON) and
+    keys it does not declare."""
+
+    def value(field: fields.Field[Any]) -> st.SearchStrategy[Any]:
+        if isinstance(field, fields.Nested) and depth < 3:
+            one = shaped(field.schema, depth + 1)
+            return st.none() | (st.lists(one, max_size=3) if field.schema.many else one)
+        if isinstance(field, fields.List):
+            return st.none() | st.lists(value(field.inner), max_size=3)
+        return JSON
+
+    declared = {name: value(field) for name, field in schema.dump_fields.items()}
+    return st.fixed_dictionaries(
+        {}, optional={**declared, "undeclared": JSON, "token_sha256": st.text()}
+    )
+
+
+def outcome(dump: Any, value: Any) -> str:
+    """What dumping `value` gives: the answer (its keys in order), or that it was refused (a
+    value of the wrong kind fails both ways, not always with the same exception)."""
+    try:
+        return repr(dump(value))
+    except (TypeError, ValueError, AttributeError):
+        return "refused"
+
+
+SCHEMAS = [
+    pytest.param(schema, id=name)
+    for name, schema in vars(routes).items()
+    if isinstance(schema, Schema)
+]
+"""Every schema the routes use (requests too: a projection works for any schema)."""
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_any_value_is_dumped_or_refused_as_the_schema_does(
+    schema: Schema, data: st.DataObject
+) -> None:
+    value = data.draw(st.lists(shaped(schema), max_size=3) if schema.many else shaped(schema))
+    assert outcome(projection(schema), value) == outcome(schema.dump, value)
