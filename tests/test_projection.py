@@ -162,7 +162,7 @@ def outcome(dump: Any, value: Any) -> str:
     value of the wrong kind fails both ways, not always with the same exception)."""
     try:
         return repr(dump(value))
-    except (TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError, OverflowError):  # int(inf) overflows
         return "refused"
 
 
