@@ -418,6 +418,18 @@ LONE_SURROGATE = "\\ud800"
 """A JSON string escape for an unpaired UTF-16 surrogate: valid JSON syntax, not valid Unicode."""
 
 
+def surrogate_walk(api: ContractClient, *, seated: bool) -> Walk:
+    """A walk at a new two-seat Pig 10 table where seat 0 starts; `seated`: both seats are
+    taken (the game is running) and seat 0's token kept."""
+    walk = Walk(api)
+    body = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+    walk.table_id = walk.post(TABLES, 201, body=body).body["id"]
+    if seated:
+        walk.token[0] = walk.post(SEATS, 201, body={"name": "Ada"}).body["token"]
+        walk.post(SEATS, 201, body={"name": "Bo"})
+    return walk
+
+
 def with_lone_surrogate(payload: dict[str, Any]) -> str:
     """`payload` as JSON, with every string "@" replaced by a lone surrogate."""
     return json.dumps(payload).replace('"@"', f'"{LONE_SURROGATE}"')
@@ -1038,12 +1050,8 @@ def test_a_lone_surrogate_in_a_string_is_not_a_server_error(
     api: ContractClient, route: str, payload: dict[str, Any]
 ) -> None:
     """Strings that cannot be encoded as UTF-8 must be refused (or taken), never answered 500."""
-    walk = Walk(api)
-    body = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
-    walk.table_id = walk.post(TABLES, 201, body=body).body["id"]
+    walk = surrogate_walk(api, seated=route == MOVES)
     if route == MOVES:
-        walk.token[0] = walk.post(SEATS, 201, body={"name": "Ada"}).body["token"]
-        walk.post(SEATS, 201, body={"name": "Bo"})
         assert walk.log()[0] == payload["expected_version"]
     before = walk.log()
     raw = with_lone_surrogate(payload)
@@ -1078,11 +1086,7 @@ def test_a_move_holding_a_lone_surrogate_in_any_form_is_refused(
     api: ContractClient, raw: bytes
 ) -> None:
     """The body check looks for lone surrogates only where they can come from; each way in."""
-    walk = Walk(api)
-    body = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
-    walk.table_id = walk.post(TABLES, 201, body=body).body["id"]
-    walk.token[0] = walk.post(SEATS, 201, body={"name": "Ada"}).body["token"]
-    walk.post(SEATS, 201, body={"name": "Bo"})
+    walk = surrogate_walk(api, seated=True)
     before = walk.log()
     reply = api.call(
         "post",
