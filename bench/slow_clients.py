@@ -126,7 +126,7 @@ def timed(call: Callable[[Client], int], port: int) -> float:
 
 
 def bot_tables(port: int, count: int) -> None:
-    """Start `count` Pig 10 tables of two hard search bots, which think up to 0.3 s a turn."""
+    """Start `count` Pig 10 tables of two hard search bots, which think up to 1 s a turn."""
     client = Client(port)
     hard = {"bot": "search", "level": "hard"}
     body = {

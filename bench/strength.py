@@ -100,7 +100,7 @@ def main() -> None:
         (2, 2, 1) if args.smoke else (args.games, args.random_games, args.speed_games)
     )
     registry = default_registry()
-    # Hard thinks up to 0.3 s a move: the smoke run plays only Pig 10, the shortest game.
+    # Hard thinks up to 1 s a move: the smoke run plays only Pig 10, the shortest game.
     only = args.only or (["pig10"] if args.smoke else registry.ids())
     matchups = [matchup for row in args.rows for matchup in ROWS[row]]
     timing = "untimed (whole playout budgets)" if args.untimed else "timed"
