@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 import redis
 from flask.testing import FlaskClient
+from rq.suspension import is_suspended, resume, suspend
 from rq.utils import now as rq_now
+from rq.worker import base as rq_worker_base
 
 from bootstrap import Services, build, web_app
 from domain.bots import RandomBot, Turn
@@ -821,6 +823,36 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
     assert turns > 10
     assert writes.count("last_heartbeat") <= 1, writes
     assert writes.count("state") <= turns + 4, "one idle a job, and a few at start and end"
+
+
+def test_a_suspended_worker_plays_no_turn_and_asks_about_it_once_a_second(
+    runtime: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`rq suspend` keeps a worker from the bots' turns; resumed, it plays them, asking Redis
+    whether it is suspended once while its clock stands still, not before every job."""
+    bots = [BotSeat(0, "random"), BotSeat(1, "random")]
+    table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
+    redis_client = runtime.turns.redis
+    version = runtime.repository.load(table_id).version
+    suspend(redis_client)
+    drain(runtime)
+    assert runtime.repository.load(table_id).version == version, "suspended: no bot moved"
+    assert bot_queue(redis_client).count == 1, "the turn is still queued"
+
+    resume(redis_client)
+    stopped = rq_now()
+    monkeypatch.setattr(worker_module, "now", lambda: stopped)
+    asked: list[bool] = []
+
+    def counted(connection: redis.Redis, worker: Any = None) -> bool:
+        answer = bool(is_suspended(connection, worker))
+        asked.append(answer)
+        return answer
+
+    monkeypatch.setattr(rq_worker_base, "is_suspended", counted)
+    drain(runtime)
+    assert runtime.repository.load(table_id).table.result is not None, "resumed, bots played on"
+    assert asked == [False], asked
 
 
 def test_a_bots_queued_turn_marks_its_table_only_along_with_its_append(

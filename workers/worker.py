@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from redis.client import Pipeline
@@ -82,6 +83,7 @@ class BotWorker(SimpleWorker):
             kwargs[name] = min(kwargs.get(name) or most, most)
         super().__init__(*args, **kwargs)
         self.play = play
+        self._suspension_checked: datetime | None = None
 
     # RQ's work loop quits on any error but a ConnectionError while it waits for a job, and
     # Redis going away can surface in every step of it. Each step below rides the outage out,
@@ -165,10 +167,12 @@ class BotWorker(SimpleWorker):
             self.play.metrics.job(name, status, seconds)
 
     # A bot turn is a few milliseconds of work; RQ's bookkeeping around each job is most of
-    # its Redis calls. Two of them are repeats that nothing reads in between: a standalone
+    # its Redis calls. Three of them are repeats that nothing reads in between: a standalone
     # heartbeat before every dequeue (the worker's key lives `worker_ttl + 60` seconds, so one
-    # a second is plenty) and the state written "idle" after a job and again before the next
-    # dequeue. Heartbeats and states sent in RQ's own pipelines are kept as they are.
+    # a second is plenty), the state written "idle" after a job and again before the next
+    # dequeue, and the check whether `rq suspend` was run (a round trip before every job, an
+    # eighth of an empty job's CPU; a worker that notices within a second stops soon enough).
+    # Heartbeats and states sent in RQ's own pipelines are kept as they are.
     def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
         last = self.last_heartbeat
         if (
@@ -187,8 +191,12 @@ class BotWorker(SimpleWorker):
         super().set_state(state, pipeline)
 
     def check_for_suspension(self, burst: bool) -> None:
+        last = self._suspension_checked
+        if last is not None and (now() - last).total_seconds() < HEARTBEAT_SECONDS:
+            return
         with self._riding_out("the check for suspension"):
             super().check_for_suspension(burst)
+            self._suspension_checked = now()
 
     def run_maintenance_tasks(self) -> None:
         with self._riding_out("the maintenance"):
