@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import itertools
 import json
 import threading
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
 from typing import Any
@@ -41,7 +43,7 @@ from service.views import SPECTATOR
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
 from workers import worker as worker_module
-from workers.player import TURNS_PER_JOB, Outcome
+from workers.player import IN_A_ROW, TURNS_PER_JOB, Outcome
 from workers.turns import (
     RESULT_TTL_SECONDS,
     WAITING,
@@ -159,6 +161,31 @@ def test_a_job_plays_the_bot_turns_due_after_its_own_in_a_row(runtime: Services)
     table = service.repository.load(table_id).table
     assert table.status is Status.RUNNING, "a game of Krumme10 outlasts one job's turns"
     assert commands_after(service, table_id, version) == TURNS_PER_JOB
+    [seat] = service.repository.tables.may_act(table)
+    assert queue.job_ids == [job_id(table_id, table.version, seat)], "the next turn is queued"
+
+
+def test_a_job_of_slow_thinkers_stops_its_row_in_time_and_queues_the_next_turn(
+    runtime: Services,
+) -> None:
+    """Each look at the clock finds a second gone, as if every bot thought that long: the job
+    stops taking turns once `IN_A_ROW` has passed, well before `TURNS_PER_JOB`, so that its
+    timeout never cuts a row short, and queues the next turn for any worker."""
+    service = runtime
+    bots = [BotSeat(seat, "random") for seat in range(3)]
+    table_id = str(service.commands.create("krumme10", 3, {}, None, bots).body["id"])
+    queue = bot_queue(runtime.turns.redis)
+    [first] = queue.jobs
+    queue.remove(first)
+    version = first.args[1]
+    player = runtime.play.player
+    started = player.clock()
+    looks = itertools.count(1)
+    player.clock = lambda: started + timedelta(seconds=next(looks))
+    assert player.play(*first.args) is Outcome.PLAYED
+    played = commands_after(service, table_id, version)
+    assert 1 < played <= IN_A_ROW.total_seconds() + 1 < TURNS_PER_JOB, played
+    table = service.repository.load(table_id).table
     [seat] = service.repository.tables.may_act(table)
     assert queue.job_ids == [job_id(table_id, table.version, seat)], "the next turn is queued"
 

@@ -25,6 +25,11 @@ TURNS_PER_JOB = 16
 """The most bot turns one job plays in a row (each next one due at once, `TurnQueue.schedule`'s
 `keep`): a job's RQ bookkeeping costs more than a turn, but an all-bot game must not hold a
 worker from every other table for its whole length."""
+IN_A_ROW = timedelta(seconds=2)
+"""How long a job goes on taking the next bot turn due at once. It then ends within one bot's
+thinking time, well inside its timeout (the webhook timeout and 5 s: 8 s by default), however
+slowly its bots think: hard takes up to 1 s a turn, Roll'n Bump's planner more besides, and 16
+such turns in one job would outlast it."""
 
 
 class Outcome(StrEnum):
@@ -121,8 +126,10 @@ class TurnPlayer:
         """Play `seat`'s turn, then each bot turn that came due at once after it and was left
         to this worker, up to `TURNS_PER_JOB`; the outcome of the first."""
         first = None
+        until = self.clock() + IN_A_ROW
         for turn in range(1, TURNS_PER_JOB + 1):
-            outcome, moved = self._play(loaded, seat, player, keep=turn < TURNS_PER_JOB)
+            keep_until = until if turn < TURNS_PER_JOB else None
+            outcome, moved = self._play(loaded, seat, player, keep_until=keep_until)
             first = first or outcome
             if moved is None or moved.kept is None:
                 break
@@ -171,16 +178,17 @@ class TurnPlayer:
 
     def _play_logged(self, loaded: Loaded, seat: int, player: Seat) -> None:
         try:
-            self._play(loaded, seat, player, keep=False)
+            self._play(loaded, seat, player, keep_until=None)
         except Exception:
             # Nobody waits on this thread: the failure is logged, and the turn's claim running
             # out lets the sweep queue it again.
             log.exception("the webhook turn of seat %s at table %s failed", seat, loaded.table.id)
 
     def _play(
-        self, loaded: Loaded, seat: int, player: Seat, *, keep: bool
+        self, loaded: Loaded, seat: int, player: Seat, *, keep_until: datetime | None
     ) -> tuple[Outcome, BotMoved | None]:
-        """Choose and append `seat`'s move; `keep`: see `BotMoves.play_for`."""
+        """Choose and append `seat`'s move; keep the next bot turn due at once (see
+        `BotMoves.play_for`) if the move is chosen before `keep_until`."""
         table = loaded.table
         table_id, version = table.id, table.version
         tables = self.repository.tables
@@ -198,6 +206,7 @@ class TurnPlayer:
         else:
             assert player.bot is not None
             move = self.bots.bot(player.bot, player.level).choose(turn, rng)
+        keep = keep_until is not None and self.clock() < keep_until
         try:
             moved = self.moves.play_for(loaded, seat, move, substituted, queued=True, keep=keep)
         except (RuleError, TableError):
