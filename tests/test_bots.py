@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 import redis
 from flask.testing import FlaskClient
+from rq.job import Job
 from rq.suspension import is_suspended, resume, suspend
 from rq.utils import now as rq_now
 from rq.worker import base as rq_worker_base
@@ -825,8 +826,8 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
     runtime: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With its clock stopped, a worker playing a whole all-bot game sends a standalone
-    heartbeat once, not before every job, and writes 'idle' once after each job, not twice
-    (what RQ sends in its own pipelines is left as it is)."""
+    heartbeat once, not before every job, writes 'idle' once after each job, not twice, and
+    no job's heartbeat after it ran (what RQ sends in its own pipelines is left as it is)."""
     stopped = rq_now()
     monkeypatch.setattr(worker_module, "now", lambda: stopped)
     bots = [BotSeat(0, "random"), BotSeat(1, "random")]
@@ -840,6 +841,8 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
         standalone = not isinstance(self, redis.client.Pipeline)
         if standalone and name == worker.key and key in ("last_heartbeat", "state"):
             writes.append(key)
+        if standalone and name.startswith(Job.redis_job_namespace_prefix):
+            writes.append(f"job {key}")
         return original(self, name, key, *args, **kw)
 
     monkeypatch.setattr(type(redis_client), "hset", noted)
@@ -850,6 +853,7 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
     assert turns > 10
     assert writes.count("last_heartbeat") <= 1, writes
     assert writes.count("state") <= turns + 4, "one idle a job, and a few at start and end"
+    assert not [write for write in writes if write.startswith("job ")], writes
 
 
 def test_a_suspended_worker_plays_no_turn_and_asks_about_it_once_a_second(

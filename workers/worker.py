@@ -172,6 +172,7 @@ class BotWorker(SimpleWorker):
     # a second is plenty), the state written "idle" after a job and again before the next
     # dequeue, and the check whether `rq suspend` was run (a round trip before every job, an
     # eighth of an empty job's CPU; a worker that notices within a second stops soon enough).
+    # The job's own heartbeat after it ran is left out too (`handle_execution_ended`).
     # Heartbeats and states sent in RQ's own pipelines are kept as they are.
     def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
         last = self.last_heartbeat
@@ -189,6 +190,12 @@ class BotWorker(SimpleWorker):
         if pipeline is None and state == self._state:
             return
         super().set_state(state, pipeline)
+
+    def handle_execution_ended(self, job: Job, queue: Queue, heartbeat_ttl: int) -> None:
+        # RQ writes the job's heartbeat here, a round trip of its own, to keep the job alive
+        # through its success or failure callback. Bot jobs have none: the pipeline that
+        # records how the job ended follows at once.
+        job.ended_at = now()
 
     def check_for_suspension(self, burst: bool) -> None:
         last = self._suspension_checked
