@@ -19,7 +19,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, compress, repeat
 from math import exp, sqrt
 from operator import itemgetter, sub
 from random import Random
@@ -377,9 +377,10 @@ def _multiset(counts: tuple[int, ...]) -> list[str]:
 
 def _sorted_multiset(counts: tuple[int, ...]) -> list[str]:
     """`sorted(_multiset(counts))`, built in code order instead of sorted afterwards (most
-    counts are 0, so only the cards present are repeated)."""
-    in_order = zip(SORTED_CODES, _counts_by_code(counts), strict=True)
-    return [copy for code, count in in_order if count for copy in repeat(code, count)]
+    counts are 0, so only the cards present are picked out, by `compress`, and repeated)."""
+    in_order = _counts_by_code(counts)
+    present = compress(zip(SORTED_CODES, in_order, strict=True), in_order)
+    return [copy for code, count in present for copy in repeat(code, count)]
 
 
 def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
@@ -487,6 +488,11 @@ MOVE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "name": (frozenset(), frozenset({"number", "colour"})),
 }
 """Per move type: the fields it must have and those it may have (besides `type`)."""
+
+
+def _chosen(move: Mapping[str, JSON]) -> dict[str, JSON]:
+    """The choices `move` makes, as the event of playing its card records them."""
+    return {name: move[name] for name in CHOICE_FIELDS if name in move}
 
 
 def _whole_number_or_none(name: str, value: JSON) -> None:
@@ -919,7 +925,7 @@ class Wobble(DecidesBySteps):
     def may_act(self, state: State) -> frozenset[int]:
         waited_for = self.to_act(state)
         if state.phase == TURN and state.turn is not None:
-            return waited_for | set(self._tossers(state, state.turn))
+            return waited_for.union(self._tossers(state, state.turn))
         if state.phase == ATTACK and state.attack is not None:
             target = state.attack.target
             return waited_for | {*self._tossers(state, target), *self._jerkers(state)}
@@ -977,7 +983,7 @@ class Wobble(DecidesBySteps):
         moves: list[JSON] = []
         if phase == TURN and seat == state.turn:
             playable = _matching(state.top, state.colour)
-            moves = self._plays(state, seat, "play", [c for c in hand if c in playable])
+            moves = self._plays(state, seat, "play", playable.intersection(hand))
             if not moves:
                 moves.append({"type": "draw"})
                 if hand and GREY_CODES.issuperset(hand):
@@ -997,7 +1003,7 @@ class Wobble(DecidesBySteps):
             moves += self._jerks(state, seat)
         return moves
 
-    def _plays(self, state: State, seat: int, kind: str, cards: list[str]) -> list[JSON]:
+    def _plays(self, state: State, seat: int, kind: str, cards: Iterable[str]) -> list[JSON]:
         moves: list[JSON] = []
         hand = state.hands[seat]
         for code in sorted(set(cards)):
@@ -1058,13 +1064,14 @@ class Wobble(DecidesBySteps):
             raise self._illegal(state, seat, move)
         events = Decision(self.evolve, state)
         kind = move["type"]
-        data = {name: move[name] for name in CHOICE_FIELDS if name in move}
         if kind in ("play", "toss", "pass"):
+            data = _chosen(move)
             how = "drawn" if state.phase == DRAWN else kind
             events.add("CardsPlayed", {"seat": seat, "cards": move["cards"], "how": how, **data})
             if move.get("discard_half"):
                 self._discard_half(events, seat, rng)
         elif kind == "start":
+            data = _chosen(move)
             events.add("StartCardResolved", {"seat": seat, **data})
             if move.get("discard_half"):
                 self._discard_half(events, seat, rng)
@@ -1203,7 +1210,9 @@ class Wobble(DecidesBySteps):
         for name, value in move.items():
             if name != "type":
                 FIELD_CHECKS[name](name, value)
-        return dict(move)
+        # A dict is checked as it is: a move picked from `legal_moves` is then found in that list
+        # by identity, without comparing it field by field with the moves before it.
+        return move if type(move) is dict else dict(move)
 
     @staticmethod
     def _out_of_turn(state: State, seat: int) -> RuleError:
@@ -1313,6 +1322,7 @@ class Wobble(DecidesBySteps):
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         attack = state.attack
+        discarded = _sorted_multiset(state.discard)
         view: dict[str, JSON] = {
             "round": state.round,
             "dealer": state.dealer,
@@ -1322,10 +1332,11 @@ class Wobble(DecidesBySteps):
             "turn": state.turn,
             "top": state.top,
             "colour": state.colour,
-            "hand_sizes": [len(hand) for hand in state.hands],
+            "hand_sizes": list(map(len, state.hands)),
             "draw_pile": state.draw_size,
-            "discard_pile": state.discard_size,
-            "discarded": _sorted_multiset(state.discard),
+            # What the face-up part of the pile holds is counted as it is listed.
+            "discard_pile": len(discarded) + sum(state.buried),
+            "discarded": discarded,
             "attack": None
             if attack is None
             else {
