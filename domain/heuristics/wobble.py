@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from itertools import chain
 from random import Random
 
 from domain.bots import Turn
@@ -25,18 +26,24 @@ from domain.games.wobble import (
     SWAP,
     UNLUCKY,
     deck_counts,
+    points,
 )
 from domain.rules import JSON
 
 Rule = Callable[[Turn, list[JSON]], list[JSON]]
 
 SHEDDING = ("play", "toss", "pass")
+# Looked up per card of every hand and move, without the `Card` in between.
+COLOURS_OF = {card.code: card.colours for card in CARDS}
+SWAP_CODES = frozenset(card.code for card in CARDS if card.group == SWAP)
 
 
 def choose(turn: Turn, rng: Random) -> JSON:
     """One of `turn.moves`: the first rule of thumb that prefers some moves narrows them down."""
     moves = list(turn.moves)
     for rule in RULES_OF_THUMB:
+        if len(moves) == 1:
+            break  # a rule keeps some of the moves it is given, so one left is the choice
         kept = rule(turn, moves)
         if kept:
             moves = kept
@@ -83,7 +90,7 @@ def _hand(turn: Turn) -> list[str]:
 
 def _held(hand: list[str]) -> Counter[str]:
     """How many cards of `hand` show each colour (a Color Swap shows two)."""
-    return Counter(colour for code in hand for colour in CARD[code].colours)
+    return Counter(chain.from_iterable(map(COLOURS_OF.__getitem__, hand)))
 
 
 def _left(held: Counter[str], cards: list[str], colour: str) -> int:
@@ -153,7 +160,7 @@ def shed_most_cards(turn: Turn, moves: list[JSON]) -> list[JSON]:
 def keep_color_swaps(turn: Turn, moves: list[JSON]) -> list[JSON]:
     """Keep a Color Swap for later: it fits two colours (and any Color Swap), so it saves a
     later turn from drawing."""
-    return [m for m in moves if not any(CARD[c].group == SWAP for c in _cards(m))]
+    return [m for m in moves if SWAP_CODES.isdisjoint(_cards(m))]
 
 
 def attack_first(turn: Turn, moves: list[JSON]) -> list[JSON]:
@@ -164,7 +171,7 @@ def attack_first(turn: Turn, moves: list[JSON]) -> list[JSON]:
 
 def shed_most_points(turn: Turn, moves: list[JSON]) -> list[JSON]:
     """Get rid of the most minus points first: high numbers and action cards."""
-    return _best(moves, lambda m: sum(CARD[c].value for c in _cards(m)))
+    return _best(moves, lambda m: points(_cards(m)))
 
 
 def follow_my_colour(turn: Turn, moves: list[JSON]) -> list[JSON]:
