@@ -14,6 +14,7 @@ from functools import cache, lru_cache
 from itertools import product
 from math import comb
 from random import Random
+from typing import NamedTuple
 
 from domain.bots import Turn
 from domain.frozen import replace
@@ -55,9 +56,9 @@ ATTENTION = 0.5
 MOST_PIPS = DICE * max(FACES)
 
 
-@dataclass(frozen=True)
-class Target:
-    """A face-up card the seat may claim: its stack, kind, worth in points, and what to beat."""
+class Target(NamedTuple):
+    """A face-up card the seat may claim: its stack, kind, worth in points, and what to beat. A
+    tuple, so that a plan's cache key hashes and compares the targets as plainly as it can."""
 
     stack: int
     kind: int
@@ -144,7 +145,7 @@ def read_table(turn: Turn) -> Table:
             lost = card_gain(counts[claim["seat"]], colour, points[kind])
             worth += lost * bump_share(turn.players - 1)
             to_beat = strength(kind, tuple(claim["dice"]))
-        targets.append(_target(stack, kind, worth, to_beat))
+        targets.append(Target(stack, kind, worth, to_beat))
     white, spot, joker = view["white_die"], view["white_spot"], view["joker"]
     spot_to_beat = None
     if white["holder"] is None and (spot is None or spot["seat"] != seat):
@@ -161,13 +162,6 @@ def read_table(turn: Turn) -> Table:
         claiming=view["step"] == STEP_CLAIM,
         white=white["value"] if white["holder"] == seat else None,
     )
-
-
-@lru_cache(maxsize=10_000, typed=True)
-def _target(stack: int, kind: int, worth: float, to_beat: int) -> Target:
-    """`Target(stack, kind, worth, to_beat)`, one shared object for equal ones: making a frozen
-    dataclass costs more than reading its card, and the same cards are read at every move."""
-    return Target(stack, kind, worth, to_beat)
 
 
 def joker_colour(counts: Sequence[int]) -> int:
@@ -281,10 +275,19 @@ def leftover_plan(table: Table, dice: Dice) -> Plan:
         return Plan(
             table.joker_worth, ({"type": CLAIM_JOKER, "dice": list(dice), "colour": colour},)
         )
+    worth = leftover_value(table, dice)
+    # A claim of the spot is worth something, however likely it is bumped.
+    return Plan(worth, ({"type": CLAIM_WHITE_SPOT, "dice": list(dice)},)) if worth else Plan(0.0)
+
+
+def leftover_value(table: Table, dice: Dice) -> float:
+    """What `leftover_plan(table, dice)` is worth, without building its move: the plan search
+    asks at the end of every branch."""
+    if table.joker_colour is not None and len(dice) == DICE and dice[0] == dice[-1]:
+        return table.joker_worth
     if table.spot_to_beat is None or not dice or sum(dice) <= table.spot_to_beat:
-        return Plan(0.0)
-    worth = WHITE_DIE_MEAN * spot_safety(sum(dice), table.opponents)
-    return Plan(worth, ({"type": CLAIM_WHITE_SPOT, "dice": list(dice)},))
+        return 0.0
+    return WHITE_DIE_MEAN * spot_safety(sum(dice), table.opponents)
 
 
 def best_plan(table: Table, dice: Dice) -> Plan:
@@ -311,12 +314,9 @@ Board = tuple[object, ...]
 
 
 def board(table: Table) -> Board:
-    """The parts of `table` a plan depends on. Plain tuples: hashing and comparing the targets as
-    dataclasses would cost a good part of what the cache saves."""
+    """The parts of `table` a plan depends on."""
     return (
-        tuple(
-            (target.stack, target.kind, target.worth, target.to_beat) for target in table.targets
-        ),
+        table.targets,
         table.opponents,
         table.spot_to_beat,
         table.joker_colour,
@@ -345,27 +345,42 @@ def _copied(move: JSON) -> JSON:
 
 
 def _search_plan(table: Table, dice: Dice) -> Plan:
-    """`best_plan` searched: every claim on every target, or none, with the dice left."""
-    memo: dict[tuple[int, Dice], Plan] = {}
+    """`best_plan` searched: every claim on every target, or none, with the dice left.
 
-    def search(index: int, dice: Dice) -> Plan:
-        if index == len(table.targets):
-            return leftover_plan(table, dice)
-        if (index, dice) in memo:
-            return memo[index, dice]
-        best = search(index + 1, dice)
-        target = table.targets[index]
+    Cheaper ways to the same plan: a target the dice cannot claim is left out at once (it
+    would only pass the same dice on), and the search weighs values only, the moves being
+    built once, along the best claims."""
+    targets = [
+        target
+        for target in table.targets
+        if claim_options(target.kind, target.to_beat, table.opponents, dice)
+    ]
+    # (index, dice) -> what the dice are worth from target `index` on, the claim on it that
+    # gets that (None: none) and the dice it leaves.
+    best: dict[tuple[int, Dice], tuple[float, Dice | None, Dice]] = {}
+
+    def search(index: int, dice: Dice) -> float:
+        if index == len(targets):
+            return leftover_value(table, dice)
+        if (index, dice) in best:
+            return best[index, dice][0]
+        found: tuple[float, Dice | None, Dice] = search(index + 1, dice), None, dice
+        target = targets[index]
         options = claim_options(target.kind, target.to_beat, table.opponents, dice)
         for claim, left, safety in options:
-            rest = search(index + 1, left)
-            value = rest.value + target.worth * safety
-            if value > best.value:
-                move = {"type": CLAIM, "stack": target.stack, "dice": list(claim)}
-                best = Plan(value, (move, *rest.moves))
-        memo[index, dice] = best
-        return best
+            value = search(index + 1, left) + target.worth * safety
+            if value > found[0]:
+                found = value, claim, left
+        best[index, dice] = found
+        return found[0]
 
-    return search(0, dice)
+    value = search(0, dice)
+    moves: list[JSON] = []
+    for index, target in enumerate(targets):
+        _, claim, dice = best[index, dice]
+        if claim is not None:
+            moves.append({"type": CLAIM, "stack": target.stack, "dice": list(claim)})
+    return Plan(value, (*moves, *leftover_plan(table, dice).moves))
 
 
 @lru_cache(maxsize=10_000)
@@ -510,6 +525,16 @@ def roll_outcomes(count: int) -> tuple[tuple[Dice, float], ...]:
     return tuple((dice, times / len(FACES) ** count) for dice, times in tally.items())
 
 
+@cache
+def rolls_after(keep: Dice, dice: int) -> tuple[tuple[Dice, float], ...]:
+    """Every sorted set of `dice` dice that keeping `keep` and rolling the others may give, with
+    its chance, in `roll_outcomes` order. The planner meets each keep at every roll it plans."""
+    return tuple(
+        (tuple(sorted((*keep, *rolled))), chance)
+        for rolled, chance in roll_outcomes(dice - len(keep))
+    )
+
+
 def planned_keep(table: Table) -> tuple[float, Dice | None]:
     """The dice to keep for the next roll that promise most, and what they promise (None: no
     dice to roll). Whether that beats stopping is the caller's to judge.
@@ -519,24 +544,30 @@ def planned_keep(table: Table) -> tuple[float, Dice | None]:
     dice that serve several targets at once and counts every card a roll may hit, not only
     the one aimed at. Sets of five dice are few (252), so the whole turn takes some thousand
     plans."""
+    on = board(table)
     stopping: dict[Dice, float] = {}
+    reached: dict[tuple[Dice, int], float] = {}
     promised: dict[tuple[Dice, int], float] = {}
 
     def stop(dice: Dice) -> float:
         if dice not in stopping:
-            stopping[dice] = plan_value(table, dice)
+            stopping[dice] = _kept_plan(table, dice, on).value
         return stopping[dice]
 
     def best(dice: Dice, rolls: int) -> float:
         if rolls == ROLLS:
             return stop(dice)
-        return max([stop(dice), *(keep_worth(keep, len(dice), rolls) for keep in keeps(dice))])
+        # Some thousand rolls land on the same 252 sets of dice: weigh their keeps once.
+        if (dice, rolls) not in reached:
+            reached[dice, rolls] = max(
+                [stop(dice), *(keep_worth(keep, len(dice), rolls) for keep in keeps(dice))]
+            )
+        return reached[dice, rolls]
 
     def keep_worth(keep: Dice, dice: int, rolls: int) -> float:
         if (keep, rolls) not in promised:
             promised[keep, rolls] = sum(
-                chance * best(tuple(sorted((*keep, *rolled))), rolls + 1)
-                for rolled, chance in roll_outcomes(dice - len(keep))
+                chance * best(after, rolls + 1) for after, chance in rolls_after(keep, dice)
             )
         return promised[keep, rolls]
 
