@@ -10,6 +10,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial, reduce
+from itertools import product
 from random import Random
 from typing import Any
 
@@ -19,15 +20,19 @@ from hypothesis import strategies as st
 
 from domain.games.rollnbump import (
     ALL_CARDS,
+    BEST_SETS,
     CARD_IDS,
     CARD_NUMBERS,
+    CARDS_PER_COLOUR,
     COLOURS,
     DEFAULT_POINTS,
+    MOST_CARDS,
     RULES,
     STACKS,
     Claim,
     State,
     parse_points,
+    set_bonus,
 )
 from domain.rules import Event, OptionError, Result
 from tests.games.refusals import refused_rule
@@ -251,6 +256,19 @@ def test_score_range_covers_the_best_possible_score() -> None:
     # 36 quads worth 100, the joker worth 100, two colours of 12 and one of 12 plus the joker
     # (a 13-card set: 91), a white 6.
     assert RULES.info.score_range == (0, 37 * 100 + 2 * 78 + 91 + 6)
+
+
+def test_the_best_set_bonus_is_the_best_split_of_the_most_cards_over_the_colours() -> None:
+    """Every split of the cards a seat can win over the colours (at most 12 each), the joker
+    raising any one colour by one: it joins a colour while that holds fewer than 12, and the
+    colour's 12th card may still follow, so a colour can count 13 (12 cards and the joker)."""
+    best = max(
+        sum(set_bonus(count + (colour == joker)) for colour, count in enumerate(counts))
+        for counts in product(range(CARDS_PER_COLOUR + 1), repeat=len(COLOURS))
+        if sum(counts) <= MOST_CARDS
+        for joker in range(len(COLOURS))
+    )
+    assert BEST_SETS == best == 247
 
 
 def test_a_colour_of_twelve_cards_and_the_joker_is_a_thirteen_card_set() -> None:
