@@ -40,7 +40,8 @@ from workers.player import TurnPlayer
 from workers.turns import TableSource, TurnQueue, bot_queue
 
 HEARTBEAT_SECONDS = 1.0
-"""The least time between a worker's standalone heartbeats (see `BotWorker.heartbeat`)."""
+"""The least time between a worker's standalone heartbeats, and between its checks for `rq suspend`
+(see `BotWorker.heartbeat`)."""
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
 OUTAGE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)
@@ -175,13 +176,7 @@ class BotWorker(SimpleWorker):
     # The job's own heartbeat after it ran is left out too (`handle_execution_ended`).
     # Heartbeats and states sent in RQ's own pipelines are kept as they are.
     def heartbeat(self, timeout: int | None = None, pipeline: Pipeline | None = None) -> None:
-        last = self.last_heartbeat
-        if (
-            pipeline is None
-            and timeout is None
-            and last is not None
-            and (now() - last).total_seconds() < HEARTBEAT_SECONDS
-        ):
+        if pipeline is None and timeout is None and lately(self.last_heartbeat):
             return
         with self._riding_out("a heartbeat"):
             super().heartbeat(timeout, pipeline)
@@ -198,8 +193,7 @@ class BotWorker(SimpleWorker):
         job.ended_at = now()
 
     def check_for_suspension(self, burst: bool) -> None:
-        last = self._suspension_checked
-        if last is not None and (now() - last).total_seconds() < HEARTBEAT_SECONDS:
+        if lately(self._suspension_checked):
             return
         with self._riding_out("the check for suspension"):
             super().check_for_suspension(burst)
@@ -209,6 +203,11 @@ class BotWorker(SimpleWorker):
         with self._riding_out("the maintenance"):
             super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
             self.play.turns.sweep(self.play.tables)
+
+
+def lately(moment: datetime | None) -> bool:
+    """Whether `moment` is less than `HEARTBEAT_SECONDS` ago."""
+    return moment is not None and (now() - moment).total_seconds() < HEARTBEAT_SECONDS
 
 
 class ThreadWorker(BotWorker):
