@@ -17,10 +17,18 @@ plays the same games on tables with the default bot delay and reaction time: all
 play at full speed, so the delay should cost nothing there.
 
     .venv/bin/python bench/bots.py [--moves 300] [--games 16] [--noops 4000] [--smoke]
+
+Rates move with the machine's load; `--callgrind` counts the instructions a Procfile worker
+(`bootstrap.Worker`, quiet as above) executes per no-op job instead, under valgrind: one worker
+process drains `--noops` jobs, and again none, after the same warm-up; the difference divided by
+the jobs is RQ's cost of one job in the worker, redis-py's included (its version is printed).
+
+    .venv/bin/python bench/bots.py --callgrind [--noops 1000]
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -36,12 +44,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import redis
+import rq
 from rq import Queue, Worker
 from rq.registry import StartedJobRegistry
 
-from bench.common import median, p99, parser, print_table, ratio, scratch_redis, verdict
+from bench.common import (
+    instructions,
+    median,
+    p99,
+    parser,
+    print_table,
+    ratio,
+    scratch_redis,
+    start_counting,
+    verdict,
+)
 from bench.metrics import collected, observed
 from bootstrap import Services, build
+from bootstrap import Worker as ProcfileWorker
 from events.envelope import START
 from service.config import Config
 from service.tables import BotSeat
@@ -150,16 +170,22 @@ def bot_moves_per_second(service: Services, games: int) -> tuple[float, int]:
     return moves / elapsed, moves
 
 
+def queue_noops(queue: Queue, jobs: int, name: str = "noop") -> None:
+    """Queue `jobs` no-op jobs at once, as the service queues a bot's turn (JSON, a result kept
+    for seconds), named `name`-0, `name`-1, ..."""
+    queue.enqueue_many(
+        [
+            Queue.prepare_data(NOOP, result_ttl=RESULT_TTL_SECONDS, job_id=f"{name}-{n}")
+            for n in range(jobs)
+        ]
+    )
+
+
 def noop_jobs_per_second(connection: redis.Redis, jobs: int) -> float:
     """Queue `jobs` no-op jobs at once; jobs per second until the workers have run them all."""
     queue: Queue = bot_queue(connection)
     started = time.perf_counter()
-    queue.enqueue_many(
-        [
-            Queue.prepare_data(NOOP, result_ttl=RESULT_TTL_SECONDS, job_id=f"noop-{n}")
-            for n in range(jobs)
-        ]
-    )
+    queue_noops(queue, jobs)
     running = StartedJobRegistry(queue=queue)
     while queue.count or running.count:
         time.sleep(0.001)
@@ -195,14 +221,57 @@ def commands_per_turn(url: str, games: int) -> tuple[float, Counter[str]]:
     return sum(counted.values()) / max(played, 1), counted
 
 
+WARM_JOBS = 50
+"""No-op jobs a worker under callgrind drains, uncounted, before it counts."""
+
+
+def drain_counted(url: str, jobs: int) -> None:
+    """The child of `--callgrind`: a Procfile worker drains `WARM_JOBS` no-op jobs, then counts
+    the instructions of draining `jobs` more."""
+    connection = redis.Redis.from_url(url)
+    connection.flushdb()
+    queue = bot_queue(connection)
+    worker = ProcfileWorker([queue], connection=connection, serializer="json")
+    queue_noops(queue, WARM_JOBS, "warm")
+    worker.work(burst=True, logging_level="WARNING")
+    queue_noops(queue, jobs)
+    start_counting()
+    worker.work(burst=True, logging_level="WARNING")
+
+
+def instructions_per_job(url: str, jobs: int) -> float:
+    """Instructions one no-op job costs a Procfile worker, start-up and warm-up excluded."""
+    child = [sys.executable, str(Path(__file__).resolve()), "--redis-url", url, "--drain"]
+    env = {**os.environ, "REDIS_URL": url, "SPIELTISCH_LOG_LEVEL": "WARNING"}
+    idle, _ = instructions([*child, "0"], env)
+    busy, _ = instructions([*child, str(jobs)], env)
+    return (busy - idle) / jobs
+
+
 def main() -> None:
     arguments = parser(__doc__.splitlines()[0] if __doc__ else "")
     arguments.add_argument("--moves", type=int, default=300, help="human moves timed (300)")
     arguments.add_argument("--games", type=int, default=16, help="all-bot games at once (16)")
     arguments.add_argument("--noops", type=int, default=4000, help="no-op jobs queued (4000)")
+    arguments.add_argument(
+        "--callgrind", action="store_true", help="count instructions per no-op job (valgrind)"
+    )
+    arguments.add_argument("--drain", type=int, help=argparse.SUPPRESS)  # --callgrind's child
     args = arguments.parse_args()
     moves, games = (10, 2) if args.smoke else (args.moves, args.games)
     noops = 200 if args.smoke else args.noops
+    if args.drain is not None:
+        drain_counted(args.redis_url, args.drain)
+        return
+    if args.callgrind:
+        with scratch_redis(args.redis_url):
+            jobs = 50 if args.smoke else min(noops, 1000)
+            cost = instructions_per_job(args.redis_url, jobs)
+        print(
+            f"a Procfile worker (bootstrap.Worker), {jobs} no-op jobs under callgrind, redis-py "
+            f"{redis.__version__}, rq {rq.__version__}: {cost / 1000:,.0f}k instructions per job"
+        )
+        return
 
     with scratch_redis(args.redis_url) as connection:
         service = build(connection, Config(bot_delay_seconds=0, reaction_seconds=0))

@@ -128,6 +128,30 @@ def await_redis(client: redis.Redis, tries: int) -> None:
             time.sleep(0.05)
 
 
+def start_counting() -> None:
+    """Switch on callgrind's instrumentation of this process, started with it off by
+    `instructions`: the imports and the set-up run instrumented would take most of a minute."""
+    control = ["callgrind_control", "--instr=on", str(os.getpid())]
+    subprocess.run(control, check=True, capture_output=True)
+
+
+def instructions(child: Sequence[str], env: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """Run the command `child` under valgrind's callgrind, counting nothing until it calls
+    `start_counting`: the instructions it executed from then on, and what it printed.
+    Instructions, unlike seconds, do not move with the machine's other load."""
+    callgrind = [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        "--callgrind-out-file=/dev/null",
+    ]
+    run = subprocess.run([*callgrind, *child], capture_output=True, text=True, check=True, env=env)
+    collected = re.search(r"Collected : (\d+)", run.stderr)
+    if collected is None:
+        raise SystemExit(f"callgrind printed no instruction count:\n{run.stderr}")
+    return int(collected.group(1)), run.stdout
+
+
 def median(samples: Sequence[float]) -> float:
     return statistics.median(samples) if samples else float("nan")
 

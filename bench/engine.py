@@ -21,9 +21,6 @@ the difference divided by the actions is what one action costs, start-up exclude
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import subprocess
 import sys
 import time
 from itertools import count
@@ -33,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import median, print_table, ratio, verdict
+from bench.common import instructions, median, print_table, ratio, start_counting, verdict
 from domain.registry import AnyRules, default_registry
 
 TARGET = 1.0
@@ -132,35 +129,19 @@ def play_counted(engine: str, at_least: int) -> int:
     return actions
 
 
-def start_counting() -> None:
-    """Switch on callgrind's instrumentation of this process, started with it off: the imports
-    run instrumented would take most of a minute per run."""
-    control = ["callgrind_control", "--instr=on", str(os.getpid())]
-    subprocess.run(control, check=True, capture_output=True)
-
-
-def instructions(engine: str, at_least: int) -> tuple[int, int]:
+def counted_actions(engine: str, at_least: int) -> tuple[int, int]:
     """The instructions `play_counted(engine, at_least)` executes under callgrind, and the actions
     it played."""
     script = Path(__file__).resolve()
-    callgrind = [
-        "valgrind",
-        "--tool=callgrind",
-        "--instr-atstart=no",
-        "--callgrind-out-file=/dev/null",
-    ]
     child = [sys.executable, str(script), "--play", engine, "--actions", str(at_least)]
-    run = subprocess.run([*callgrind, *child], capture_output=True, text=True, check=True)
-    collected = re.search(r"Collected : (\d+)", run.stderr)
-    if collected is None:
-        raise SystemExit(f"callgrind printed no instruction count:\n{run.stderr}")
-    return int(collected.group(1)), int(run.stdout)
+    executed, printed = instructions(child)
+    return executed, int(printed)
 
 
 def instructions_per_action(engine: str, at_least: int) -> float:
     """Instructions per action of `engine`, start-up excluded (see the module's docstring)."""
-    idle, _ = instructions(engine, 0)
-    busy, actions = instructions(engine, at_least)
+    idle, _ = counted_actions(engine, 0)
+    busy, actions = counted_actions(engine, at_least)
     return (busy - idle) / actions
 
 
