@@ -39,7 +39,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -214,7 +214,7 @@ def commands_per_turn(url: str, games: int) -> tuple[float, Counter[str]]:
         threading.Thread(target=monitor, daemon=True).start()
         listening.wait(5)
         _, played = bot_moves_per_second(service, games)
-        clients: list[dict[str, Any]] = bench.client_list()
+        clients = cast(list[dict[str, Any]], bench.client_list())
         mine = {client["addr"] for client in clients if client.get("name") == BENCH_CLIENT}
         counted = Counter(name for address, name in list(sent) if address not in mine)
     bench.close()

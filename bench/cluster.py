@@ -17,6 +17,7 @@ import socket
 import subprocess
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import redis
 from redis.cluster import ClusterNode, RedisCluster
@@ -174,7 +175,7 @@ class Cluster:
         client = node.client()
         try:
             info = client.execute_command("CLUSTER INFO")  # type: ignore[no-untyped-call]
-            replication = client.info("replication")
+            replication = cast(dict[str, Any], client.info("replication"))
             synced = replication["role"] == "master" or replication["master_link_status"] == "up"
             return bool(
                 info["cluster_state"] == "ok"

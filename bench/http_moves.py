@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -278,7 +278,7 @@ class CpuMeter:
             server = sum(cpu_seconds(pid) for pid in self.workers) if self.workers else math.nan
         except OSError:
             server = math.nan  # a worker was restarted
-        info: dict[str, Any] = self.client.info("cpu")
+        info = cast(dict[str, Any], self.client.info("cpu"))
         used = float(info.get("used_cpu_user", math.nan)) + float(
             info.get("used_cpu_sys", math.nan)
         )

@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -331,7 +331,7 @@ class Server:
         nodes = [] if self.cluster is None else [node.client() for node in self.cluster.alive()]
         for client in [self.redis, *nodes]:
             with suppress(redis.RedisError):  # a node killed meanwhile
-                info: dict[str, Any] = client.info("everything")
+                info = cast(dict[str, Any], client.info("everything"))
                 redis_cpu += float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
                 # A replica processes its master's writes again: counted once, on the master.
                 if info["role"] == "master":

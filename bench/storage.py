@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -42,8 +43,8 @@ def kept(connection: redis.Redis, table_id: str) -> tuple[int, int, int]:
     own count; the expiring ones are the bot turns' claims, gone within seconds."""
     forever = expiring = keys = 0
     for key in connection.scan_iter(match=f"game:{{{table_id}}}:*"):
-        used = int(connection.memory_usage(key) or 0)
-        if int(connection.ttl(key)) < 0:
+        used = cast(int | None, connection.memory_usage(key)) or 0
+        if cast(int, connection.ttl(key)) < 0:
             keys += 1
             forever += used
         else:

@@ -24,6 +24,7 @@ import time
 import uuid
 from itertools import groupby
 from pathlib import Path
+from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -140,8 +141,9 @@ def stored_bytes(client: redis.Redis, envelope: int) -> tuple[int, int]:
             receipt = f"{'0' * 64} {records[0].seq} {records[-1].seq}" if person else ""
             repository.commit(game_id, records, loaded, idempotency=key, receipt=receipt)
         events += len(recorded)
-    keys = client.keys(f"game:{{bytes-v{envelope}-*")
-    return events, sum(int(client.memory_usage(key, samples=0) or 0) for key in keys)
+    keys = cast(list[bytes], client.keys(f"game:{{bytes-v{envelope}-*"))
+    used = (cast(int | None, client.memory_usage(key, samples=0)) or 0 for key in keys)
+    return events, sum(used)
 
 
 def main() -> None:

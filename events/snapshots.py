@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from redis import Redis
 from redis.exceptions import RedisError, ResponseError
@@ -146,8 +146,11 @@ class SnapshotStore:
         usable is deleted and None returned, so the caller folds the log."""
         upper = "+inf" if at_most is None else at_most
         try:
-            found: list[bytes] = self._redis.zrevrangebyscore(  # type: ignore[assignment]
-                snapshots_key(table_id), upper, "-inf", start=0, num=1
+            found = cast(
+                list[bytes],
+                self._redis.zrevrangebyscore(
+                    snapshots_key(table_id), upper, "-inf", start=0, num=1
+                ),
             )
         except ResponseError as error:  # not a sorted set: nothing usable, the log will do
             LOG.warning("table %s: no snapshot read: %s", table_id, error)

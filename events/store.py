@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 from redis import Redis
 from redis.cluster import RedisCluster
@@ -289,7 +289,7 @@ class EventStore:
         except NoScriptError:
             self._redis.script_load(APPEND_SCRIPT)
             reply = self._redis.evalsha(self._append_sha, len(keys), *keys, *args)
-        return list(reply)
+        return cast(list[bytes], reply)
 
     def _run_replicated_append(
         self, keys: list[str], args: list[str | bytes | int | float]

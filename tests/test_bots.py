@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from random import Random
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -118,7 +118,7 @@ def test_tables_without_bots_queue_nothing(runtime: Services) -> None:
     table = service.repository.load(table_id).table
     handover = runtime.turns.parked(table)
     assert handover is not None, "a day's deadline waits for the sweep"
-    marked = runtime.turns.redis.zscore(WAITING, table_id)
+    marked = cast(float | None, runtime.turns.redis.zscore(WAITING, table_id))
     assert marked is not None
     # The open table's expiry, a day after its first seat was taken, is a little earlier.
     assert handover - 60_000 < marked <= handover
@@ -786,7 +786,7 @@ def test_reads_never_write(runtime: Services) -> None:
     redis_client = runtime.turns.redis
     bot_queue(redis_client).empty()  # type: ignore[no-untyped-call]
     redis_client.delete(claim_key(table_id, service.repository.load(table_id).table.version, 1))
-    keys = sorted(redis_client.keys())
+    keys = sorted(cast(list[bytes], redis_client.keys()))
     stream = redis_client.xlen(f"game:{{{table_id}}}:events")
     queries = service.queries
     queries.view(table_id, SPECTATOR)
@@ -818,7 +818,9 @@ def test_a_turns_job_expires_soon_after_and_its_failure_after_a_day(runtime: Ser
         runtime.turns.job_timeout,
     )
     drain(runtime)
-    assert 0 < runtime.turns.redis.ttl(job.key) <= RESULT_TTL_SECONDS, "the job expires soon"
+    assert 0 < cast(int, runtime.turns.redis.ttl(job.key)) <= RESULT_TTL_SECONDS, (
+        "the job expires soon"
+    )
     assert service.repository.load(table_id).version > version, "the bot moved"
 
 

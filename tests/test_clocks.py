@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from random import Random
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -375,7 +375,7 @@ def test_a_refused_append_takes_back_its_stamp_where_the_queue_has_a_redis_of_it
     move = first.repository.tables.legal_moves(cached, 0)[0]
     with pytest.raises(ConcurrencyConflict):
         first.commands.move(table_id, Caller(0), move, cached.version, None)
-    assert queue.hget(MARKED_AT, table_id) == str(landed).encode(), "set back"
+    assert cast(bytes | None, queue.hget(MARKED_AT, table_id)) == str(landed).encode(), "set back"
     first.turns.clock = lambda: time.time() + first.turns.claim_ms / 1000 + 1
     first.turns.sweep(first.queries)
     assert queue.zscore(WAITING, table_id) is None, "looked at once, then forgotten"
@@ -456,7 +456,7 @@ def test_a_stale_run_of_a_timeout_job_keeps_the_job_scheduled_again_meanwhile(
     table = services.repository.load(table_id).table
     deadline = services.repository.tables.deadlines(table)[0]
     assert name in scheduled(services), "still scheduled for the new deadline"
-    lasts = services.redis.ttl(Job.key_for(name))
+    lasts = cast(int, services.redis.ttl(Job.key_for(name)))
     assert lasts > (deadline - now.at).total_seconds(), "its hash outlives the new deadline"
     now.at = deadline
     release(services)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import replace
+from typing import cast
 
 import pytest
 import redis
@@ -70,7 +71,7 @@ def test_a_receipt_is_compact_and_replays_the_answer_from_the_log(
     legal = game.get("/moves", 0)
     status, first, _ = game.post_move(0, legal["moves"][0], legal["version"], key="k1")
     assert status == 200
-    (receipt,) = any_redis.hvals(idempotency_key(game.id))
+    (receipt,) = cast(list[bytes], any_redis.hvals(idempotency_key(game.id)))
     assert len(receipt) < 100, receipt
     elsewhere = Game(
         web_app(IN_PROCESS, redis_client=any_redis).test_client(), game.id, game.tokens
@@ -91,7 +92,7 @@ def test_a_receipt_written_before_receipts_were_compact_still_replays(
     [(field, compact)] = stored.items()
     fingerprint = compact.split()[0].decode()
     legacy = json.dumps({"fingerprint": fingerprint, "body": first})
-    any_redis.hset(idempotency_key(game.id), field, legacy)
+    any_redis.hset(idempotency_key(game.id), mapping={field: legacy})
     status, again, _ = game.post_move(0, legal["moves"][0], legal["version"], key="old")
     assert (status, again) == (200, first)
     status, reused, _ = game.post_move(0, legal["moves"][1], legal["version"], key="old")
@@ -110,5 +111,5 @@ def test_receipts_expire_once_the_game_ends_and_the_log_never(
         status, body, _ = game.post_move(seat, legal["moves"][-1], legal["version"], f"t{turn}")
         assert status == 200, payload(body)
         turn += 1
-    assert 0 < any_redis.ttl(idempotency_key(game.id)) <= 600
+    assert 0 < cast(int, any_redis.ttl(idempotency_key(game.id))) <= 600
     assert any_redis.ttl(stream_key(game.id)) == -1

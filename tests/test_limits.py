@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import fakeredis
 import pytest
@@ -97,9 +97,9 @@ def test_a_limited_request_is_counted_and_its_headers_answered_in_one_round_trip
         connection = server.client()
         config = replace(TIGHT, redis_url=server.url, signing_key="22" * 32)
         client = web_app(config, redis_client=connection).test_client()
-        before = connection.info("commandstats")
+        before = cast(dict[str, Any], connection.info("commandstats"))
         answers = [client.post("/v1/tables", json={"game": "pig10", "seats": 2}) for _ in range(4)]
-        after = connection.info("commandstats")
+        after = cast(dict[str, Any], connection.info("commandstats"))
         connection.close()
     finally:
         server.stop()
@@ -209,15 +209,15 @@ def test_a_move_is_counted_by_its_own_append_in_one_round_trip(tmp_path: Path) -
         config = replace(TIGHT, redis_url=server.url, signing_key="22" * 32, limit_moves="5/minute")
         client = web_app(config, redis_client=connection).test_client()
         table, tokens = seated_pig10(client)
-        before = connection.info("commandstats")
+        before = cast(dict[str, Any], connection.info("commandstats"))
         seat, status = play_first_card(client, table, tokens)
-        after_move = connection.info("commandstats")
+        after_move = cast(dict[str, Any], connection.info("commandstats"))
         answer = client.post(
             f"/v1/tables/{table}/moves",
             json={"move": {}, "expected_version": 0},
             headers={"Authorization": f"Bearer {tokens[seat]}"},
         )
-        after = connection.info("commandstats")
+        after = cast(dict[str, Any], connection.info("commandstats"))
         connection.close()
     finally:
         server.stop()

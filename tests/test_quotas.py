@@ -4,7 +4,7 @@ table stops counting however it ends, counted in Redis from the logs (no counter
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -113,7 +113,7 @@ def test_a_full_redis_refuses_new_tables_with_a_503_and_keeps_what_it_has(
         config = Config(redis_url=server.url, signing_key="00" * 32, rate_limits=False)
         client = web_app(config, redis_client=connection).test_client()
         kept = opened(client, PEOPLE).get_json()["id"]
-        used = int(connection.info("memory")["used_memory"])
+        used = int(cast(dict[str, Any], connection.info("memory"))["used_memory"])
         connection.config_set("maxmemory", used)
         refused = opened(client, PEOPLE)
         assert refused.status_code == 503

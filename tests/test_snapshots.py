@@ -11,7 +11,7 @@ import pickle
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import redis
@@ -156,7 +156,7 @@ Change = Callable[[dict[str, Any], bytes], tuple[dict[str, Any], bytes]]
 def tampered(client: redis.Redis, change: Change) -> bytes:
     """Rewrite the one snapshot of `TABLE_ID` as `change(header, payload)` returns it."""
     blob = only_snapshot(client)
-    score = client.zscore(snapshots_key(TABLE_ID), blob)
+    score = cast(float | None, client.zscore(snapshots_key(TABLE_ID), blob))
     assert score is not None
     head_line, _, payload = blob.partition(b"\n")
     header, payload = change(json.loads(head_line), payload)

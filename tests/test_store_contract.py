@@ -91,7 +91,7 @@ def seqs(records: Sequence[Recorded]) -> list[int]:
 
 
 def stored_length(client: Client, game: str = GAME) -> int:
-    return client.xlen(stream_key(game))
+    return cast(int, client.xlen(stream_key(game)))
 
 
 def stored_entries(client: Client, game: str = GAME) -> Entries:
@@ -434,7 +434,7 @@ def test_an_append_that_lands_claims_its_marks_keys_and_says_which_it_won(
     landed = appended(store.append(GAME, head, counted(1, 2), META, mark=claiming))
     assert landed.claimed == (True, False)
     assert any_redis.get(free) == b"1"
-    assert 0 < any_redis.pttl(free) <= 60_000, "a claim runs out"
+    assert 0 < cast(int, any_redis.pttl(free)) <= 60_000, "a claim runs out"
     assert any_redis.get(taken) == b"someone else's", "a claim held already is left as it is"
     assert any_redis.zscore(marks, "table") == 70, "`replace`: the later score replaces it"
     assert appended(store.append(GAME, landed.position, counted(1, 3), META)).claimed is None
@@ -450,16 +450,18 @@ def test_an_append_that_lands_stamps_its_mark_and_still_claims(
 ) -> None:
     marks, stamps, free = (f"game:{{{GAME}}}:{name}" for name in ("marks", "stamps", "free"))
     head = add(store, 1, mark=Mark(marks, "table", 50, stamps=stamps, stamp=1))
-    assert any_redis.hget(stamps, "table") == b"1"
+    assert cast(bytes | None, any_redis.hget(stamps, "table")) == b"1"
     stamped = Mark(marks, "table", 70, claims=(free,), claim_ms=60_000, stamps=stamps, stamp=3)
     landed = appended(store.append(GAME, head, counted(1, 2), META, mark=stamped))
-    assert any_redis.hget(stamps, "table") == b"3", "the newest change's stamp"
+    assert cast(bytes | None, any_redis.hget(stamps, "table")) == b"3", "the newest change's stamp"
     assert landed.claimed == (True,), "the claims come after the stamp's hash"
     assert any_redis.get(free) == b"1"
     assert [record.seq for record in store.read(GAME, START)] == [1, 2], "the events too"
     with pytest.raises(ConcurrencyConflict):
         store.append(GAME, head, counted(1, 9), META, mark=replace(stamped, stamp=9))
-    assert any_redis.hget(stamps, "table") == b"3", "a refused append stamps nothing"
+    assert cast(bytes | None, any_redis.hget(stamps, "table")) == b"3", (
+        "a refused append stamps nothing"
+    )
 
 
 def test_an_append_counts_its_quotas_and_past_one_writes_nothing(
@@ -479,7 +481,9 @@ def test_an_append_counts_its_quotas_and_past_one_writes_nothing(
     assert refused.value.counted.hits == 3
     assert 0 < refused.value.counted.ttl <= 3600
     assert store.read(GAME, head) == [], "nothing written"
-    assert int(any_redis.get(second) or 0) == 3, "the windows before it counted it too"
+    assert int(cast(bytes | None, any_redis.get(second)) or 0) == 3, (
+        "the windows before it counted it too"
+    )
     assert appended(store.append(GAME, head, counted(1, 9), META)).counted == (), "no quotas"
 
 
@@ -741,7 +745,7 @@ def test_on_a_cluster_an_acknowledged_append_is_on_its_masters_replica(
     assert result.replicas == 1
     master = redis_cluster.master_of(stream_key(GAME)).client()
     try:
-        replica_port = master.info("replication")["slave0"]["port"]
+        replica_port = cast(dict[str, Any], master.info("replication"))["slave0"]["port"]
     finally:
         master.close()
     replica = redis.Redis(port=int(replica_port), single_connection_client=True)

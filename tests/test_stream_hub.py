@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
+from typing import cast
 
 import pytest
 import redis
@@ -116,8 +117,13 @@ def eventually(condition: Callable[[], bool], what: str) -> None:
 def pubsub_connections(client: redis.Redis) -> list[dict[str, str]]:
     """This database's pub/sub connections: the readers of this test's streams."""
     db = str(client.connection_pool.connection_kwargs.get("db", 0))
-    found: list[dict[str, str]] = client.client_list(_type="pubsub")
+    found = cast(list[dict[str, str]], client.client_list(_type="pubsub"))
     return [connection for connection in found if str(connection["db"]) == db]
+
+
+def numsub(client: redis.Redis, channel: str) -> list[tuple[bytes, int]]:
+    """PUBSUB NUMSUB of `channel`: its name and how many clients subscribe to it."""
+    return cast(list[tuple[bytes, int]], client.pubsub_numsub(channel))
 
 
 def readers() -> list[threading.Thread]:
@@ -179,7 +185,7 @@ def test_a_lost_news_connection_is_made_good_again(
     follower = Follower(services, table_id, seats[0], services.repository.load(table_id).version)
     follower.start()
     channel = stream_key(table_id)
-    subscribed = lambda: dict(real_redis.pubsub_numsub(channel))[channel.encode()] == 1  # noqa: E731
+    subscribed = lambda: dict(numsub(real_redis, channel))[channel.encode()] == 1  # noqa: E731
     eventually(subscribed, "the reader subscribes")
     versions = [move(services, table_id, seats)]
     eventually(partial(follower.reached, versions[0]), "the first move is streamed")

@@ -225,7 +225,7 @@ class TurnQueue:
         # The stamp first: a `schedule` of an older version between the two must not unmark.
         # If the append is then refused, `refused` takes the stamp back.
         pipe = self.redis.pipeline(transaction=False)
-        pipe.hset(MARKED_AT, table.id, table.version)
+        pipe.hset(MARKED_AT, table.id, str(table.version))
         pipe.zadd(WAITING, {table.id: mark.score}, lt=not mark.replace)
         pipe.execute()
         return None
