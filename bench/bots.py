@@ -82,6 +82,12 @@ def noop() -> None:
     """The job the no-op rate is measured with."""
 
 
+def worker_env(url: str) -> dict[str, str]:
+    """The environment of the bench's worker processes: the games on `url`, and quiet, as
+    `--logging_level WARNING` makes RQ's own lines: no line per job."""
+    return {**os.environ, "REDIS_URL": url, "SPIELTISCH_LOG_LEVEL": "WARNING"}
+
+
 @contextmanager
 def workers(
     url: str, count: int, worker_class: str = BOT_WORKER, metrics: Path | None = None
@@ -94,8 +100,7 @@ def workers(
         *(sys.executable, "-m", "rq.cli", "worker", "--url", url, "--serializer", "json"),
         *("--worker-class", worker_class, "--logging_level", "WARNING", "bots"),
     ]
-    # Quiet, as `--logging_level WARNING` makes RQ's own lines: no line per job.
-    env = {**os.environ, "REDIS_URL": url, "SPIELTISCH_LOG_LEVEL": "WARNING"}
+    env = worker_env(url)
     if metrics is not None:
         env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
     processes = [subprocess.Popen(command, cwd=ROOT, env=env) for _ in range(count)]
@@ -242,7 +247,7 @@ def drain_counted(url: str, jobs: int) -> None:
 def instructions_per_job(url: str, jobs: int) -> float:
     """Instructions one no-op job costs a Procfile worker, start-up and warm-up excluded."""
     child = [sys.executable, str(Path(__file__).resolve()), "--redis-url", url, "--drain"]
-    env = {**os.environ, "REDIS_URL": url, "SPIELTISCH_LOG_LEVEL": "WARNING"}
+    env = worker_env(url)
     idle, _ = instructions([*child, "0"], env)
     busy, _ = instructions([*child, str(jobs)], env)
     return (busy - idle) / jobs
