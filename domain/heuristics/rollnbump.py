@@ -267,11 +267,19 @@ def _common(dice: Dice, wanted: Dice) -> Dice:
     return tuple(kept)
 
 
+def joker_for(table: Table, dice: Dice) -> int | None:
+    """The colour the joker would join if `dice` (sorted) claimed it: five of a kind, while the
+    joker is free; else None."""
+    if len(dice) == DICE and dice[0] == dice[-1]:
+        return table.joker_colour
+    return None
+
+
 def leftover_plan(table: Table, dice: Dice) -> Plan:
     """Dice no card wants: five of a kind take the joker, which nobody can bump, else all go
     on the white-die spot, since a placed die costs nothing and more pips hold it better."""
-    if table.joker_colour is not None and len(dice) == DICE and dice[0] == dice[-1]:
-        colour = COLOURS[table.joker_colour]
+    if (joker := joker_for(table, dice)) is not None:
+        colour = COLOURS[joker]
         return Plan(
             table.joker_worth, ({"type": CLAIM_JOKER, "dice": list(dice), "colour": colour},)
         )
@@ -283,7 +291,7 @@ def leftover_plan(table: Table, dice: Dice) -> Plan:
 def leftover_value(table: Table, dice: Dice) -> float:
     """What `leftover_plan(table, dice)` is worth, without building its move: the plan search
     asks at the end of every branch."""
-    if table.joker_colour is not None and len(dice) == DICE and dice[0] == dice[-1]:
+    if joker_for(table, dice) is not None:
         return table.joker_worth
     if table.spot_to_beat is None or not dice or sum(dice) <= table.spot_to_beat:
         return 0.0
