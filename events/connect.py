@@ -17,12 +17,36 @@ from urllib.parse import unquote, urlsplit
 
 import redis
 from redis.cluster import ClusterNode, RedisCluster
-from redis.exceptions import ClusterError, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ClusterError, RedisClusterException, SlotNotCoveredError, TryAgainError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 CLUSTER_SCHEME = "redis+cluster"
 CLUSTER_SETTLING: tuple[type[Exception], ...] = (ClusterError, TryAgainError, SlotNotCoveredError)
 """What a Redis Cluster raises while a master's replica takes over (CLUSTERDOWN, TRYAGAIN, a slot
 with no master known, the client's retries used up): it answers again within seconds."""
+
+
+def cluster_unreachable(error: BaseException) -> bool:
+    """Whether `error` is a Redis Cluster client that reached none of its nodes while it read the
+    cluster's layout again (as it does once a master died): redis-py raises a plain
+    `RedisClusterException` then, which also reports mistakes of the caller's, so only one raised
+    from a connection's failure counts as the cluster settling."""
+    return isinstance(error, RedisClusterException) and isinstance(
+        error.__cause__, (RedisConnectionError, RedisTimeoutError)
+    )
+
+
+OUTAGES: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)
+"""What Redis being down, restarting or loading its data raises (`BusyLoadingError` is a
+`ConnectionError`), or a cluster failing over."""
+
+
+def is_outage(error: BaseException) -> bool:
+    """Whether `error` is the storage out of reach for a while, not a mistake: Redis down,
+    restarting or loading, or a cluster failing over. The API answers 503 with Retry-After, the
+    worker rides it out, a live stream ends for its client to come back."""
+    return isinstance(error, OUTAGES) or cluster_unreachable(error)
 
 
 def is_cluster(url: str) -> bool:

@@ -12,9 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, Response, json
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import OutOfMemoryError as RedisOutOfMemoryError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from werkzeug.exceptions import HTTPException
 
 from domain.catalogue import UnknownBot
@@ -29,7 +27,7 @@ from domain.table import (
     TableError,
     UnsupportedVersion,
 )
-from events.connect import CLUSTER_SETTLING
+from events.connect import is_outage
 from events.repository import UnknownTable
 from events.store import ConcurrencyConflict
 from service.quotas import TableQuotaExceeded
@@ -124,11 +122,8 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     UnknownVersion: ProblemType(404, "unknown-version", "No such version"),
     GameNotFinished: ProblemType(409, "game-not-finished", "Game not finished"),
     TableQuotaExceeded: ProblemType(403, "table-quota", "Too many tables going"),
-    # Redis (BusyLoadingError, while it loads its data after a restart, is a ConnectionError)
-    RedisConnectionError: SERVICE_UNAVAILABLE,
-    RedisTimeoutError: SERVICE_UNAVAILABLE,
-    # A Redis Cluster while a master's replica takes over.
-    **dict.fromkeys(CLUSTER_SETTLING, SERVICE_UNAVAILABLE),
+    # Redis out of reach for a while (`events.connect.is_outage`) answers SERVICE_UNAVAILABLE
+    # before this table is asked: a cluster client's failure is told apart by its cause.
     # Redis at `maxmemory` refuses writes (deploy/redis.conf: noeviction) before they start.
     RedisOutOfMemoryError: SERVICE_UNAVAILABLE,
     # the request
@@ -168,6 +163,8 @@ def every_problem_type() -> set[str]:
 
 def problem_of(error: Exception) -> tuple[ProblemType, dict[str, Any]] | None:
     """The problem type of a typed error, and its extension members; None if it has none."""
+    if is_outage(error):
+        return SERVICE_UNAVAILABLE, {}
     for cls in type(error).__mro__:
         if cls in PROBLEM_TYPES:
             return PROBLEM_TYPES[cls], extra_members(error)
@@ -196,7 +193,7 @@ def detail_of(error: Exception) -> str:
         return error.detail
     if isinstance(error, UnknownGame):
         return f"there is no game {error.args[0]!r}"
-    if isinstance(error, (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)):
+    if is_outage(error):
         return "the service cannot reach its storage now; retry in a moment"
     if isinstance(error, RedisOutOfMemoryError):
         return "the service's storage is full; nothing was written, retry later"

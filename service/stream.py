@@ -31,6 +31,7 @@ from redis.client import PubSub
 from redis.cluster import ClusterNode, ClusterPubSub, RedisCluster
 
 from domain.table import GAME_FINISHED, Table
+from events.connect import is_outage
 from events.envelope import Position, Recorded
 from events.news import records_after
 from events.repository import Loaded
@@ -391,7 +392,10 @@ def event_stream(
                 news = topic.news(partial(hub.read, table_id))
                 held(news.loaded, caller)
                 behind = catch_up(hub, table_id, news, position)
-            except (redis.RedisError, InvalidToken) as error:
+            except Exception as error:
+                # A cluster client's own exception is no RedisError: only its outage ends early.
+                if not (is_outage(error) or isinstance(error, (redis.RedisError, InvalidToken))):
+                    raise  # a mistake of ours: its trace is logged
                 # The client comes back with Last-Event-ID after `retry:` (and its token is
                 # refused then, if it holds no seat now): worth a line, not a trace.
                 log.warning("the live stream of table %s ends early: %s", table_id, error)

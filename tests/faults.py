@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisClusterException
 
 from tests.live import free_port
 
@@ -78,3 +80,15 @@ class RedisServer:
     def tail(self) -> str:
         text = self.log.read_text(errors="replace") if self.log.exists() else ""
         return "\n".join(text.splitlines()[-20:])
+
+
+def cluster_lost_every_node() -> RedisClusterException:
+    """What redis-py's cluster client raises when a master died and it reached no node while it
+    read the cluster's layout again (seen in tests/test_cluster.py's failover test)."""
+    try:
+        try:
+            raise RedisConnectionError("Error while reading from 127.0.0.1:43503")
+        except RedisConnectionError as lost:
+            raise RedisClusterException("Redis Cluster cannot be connected") from lost
+    except RedisClusterException as raised:
+        return raised

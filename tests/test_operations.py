@@ -22,15 +22,29 @@ from flask import Flask
 from flask.testing import FlaskClient
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from redis.exceptions import (
+    BusyLoadingError,
+    ClusterDownError,
+    RedisClusterException,
+    ResponseError,
+    SlotNotCoveredError,
+    TryAgainError,
+)
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError as RedisOutOfMemoryError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq.registry import StartedJobRegistry
 from werkzeug.test import TestResponse
 
 from bootstrap import web_app
+from events.connect import is_outage
 from service.config import Config
+from service.errors import SERVICE_UNAVAILABLE, detail_of, problem_of
 from telemetry.logs import JsonLines, accepted_request_id
 from telemetry.metrics import Metrics, SnapshotRecorder
 from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
+from tests.faults import cluster_lost_every_node
 from workers.player import TURNS_PER_JOB
 from workers.stats import QueueFigures
 from workers.turns import EXPIRE, bot_queue
@@ -202,6 +216,44 @@ def test_redis_errors_are_counted_and_the_503_names_the_request() -> None:
     assert value(text, "spieltisch_redis_errors_total", where="scrape") == 1
     server.connected = True
     assert "spieltisch_bot_queue_depth" in scrape(client)
+
+
+OUTAGES = [
+    RedisConnectionError("Connection refused"),
+    RedisTimeoutError("Timeout reading from socket"),
+    BusyLoadingError("Redis is loading the dataset in memory"),
+    ClusterDownError("The cluster is down"),  # type: ignore[no-untyped-call]
+    TryAgainError("Multiple keys request during rehashing of slot"),  # type: ignore[no-untyped-call]
+    SlotNotCoveredError("Slot 5 is not covered by the cluster"),
+    cluster_lost_every_node(),
+]
+
+
+@pytest.mark.parametrize("outage", OUTAGES, ids=lambda error: type(error).__name__)
+def test_an_outage_answers_503_with_a_retry_hint(outage: Exception) -> None:
+    assert is_outage(outage)
+    assert problem_of(outage) == (SERVICE_UNAVAILABLE, {})
+    assert "retry in a moment" in detail_of(outage)
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        RedisClusterException("keys in request don't hash to the same slot"),
+        ResponseError("WRONGTYPE Operation against a key holding the wrong kind of value"),
+    ],
+    ids=lambda error: type(error).__name__,
+)
+def test_a_storage_mistake_is_no_outage_and_answers_500(mistake: Exception) -> None:
+    assert not is_outage(mistake)
+    assert problem_of(mistake) is None  # a 500: the service's own mistake, logged with its trace
+
+
+def test_a_full_redis_is_unavailable_but_no_passing_outage() -> None:
+    full = RedisOutOfMemoryError("command not allowed when used memory > 'maxmemory'")
+    assert not is_outage(full)  # the worker does not wait for it; the client retries later
+    assert problem_of(full) == (SERVICE_UNAVAILABLE, {})
+    assert "storage is full" in detail_of(full)
 
 
 def test_a_body_too_large_is_answered_with_the_request_id(client: FlaskClient) -> None:

@@ -14,14 +14,16 @@ from typing import cast
 
 import pytest
 import redis
+from redis.exceptions import RedisClusterException
 
 from bench.cluster import Cluster
 from bootstrap import Services, build
-from events.connect import CLUSTER_SETTLING, connect
+from events.connect import connect, is_outage
 from events.store import stream_key
 from service.config import Config
-from service.stream import KEEPALIVE, ShardedReceiver, event_stream
+from service.stream import KEEPALIVE, RECONNECT_MS, ShardedReceiver, event_stream
 from service.views import SPECTATOR, Caller
+from tests.faults import cluster_lost_every_node
 from tests.live import TEST_REDIS_URL
 
 pytestmark = pytest.mark.redis
@@ -295,7 +297,35 @@ def test_the_reader_hears_every_shard_and_a_busy_one_starves_none(
     pubsub.close()
 
 
-UNSERVED: tuple[type[Exception], ...] = (redis.RedisError, *CLUSTER_SETTLING)
+def test_a_stream_whose_cluster_reaches_no_node_ends_early_for_the_client_to_come_back(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table_id, seats = seated_table(services)
+
+    def unreachable(*_: object) -> None:
+        raise cluster_lost_every_node()
+
+    monkeypatch.setattr(services.hub, "read", unreachable)
+    stream = event_stream(services.hub, table_id, seats[0], 0, keepalive_seconds=0.1, max_seconds=5)
+    # The retry line, then the end, without a trace: the client comes back with Last-Event-ID.
+    assert list(stream) == [f"retry: {RECONNECT_MS}\n\n"]
+
+
+def test_a_cluster_clients_mistake_in_a_stream_is_raised_to_be_logged_with_its_trace(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table_id, seats = seated_table(services)
+    misuse = RedisClusterException("keys in request don't hash to the same slot")
+
+    def misused(*_: object) -> None:
+        raise misuse
+
+    monkeypatch.setattr(services.hub, "read", misused)
+    stream = event_stream(services.hub, table_id, seats[0], 0, keepalive_seconds=0.1, max_seconds=5)
+    assert next(stream) == f"retry: {RECONNECT_MS}\n\n"
+    with pytest.raises(RedisClusterException) as raised:
+        next(stream)
+    assert raised.value is misuse
 
 
 def move_once_served(services: Services, table_id: str, seats: list[Caller]) -> int:
@@ -304,7 +334,9 @@ def move_once_served(services: Services, table_id: str, seats: list[Caller]) -> 
     while True:
         try:
             return move(services, table_id, seats)
-        except UNSERVED:
+        except Exception as error:
+            if not (is_outage(error) or isinstance(error, redis.RedisError)):
+                raise
             assert time.monotonic() < deadline, "the cluster never served the move"
             time.sleep(0.1)
 
