@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib.resources import files
 from typing import Any, cast
 
 from redis import Redis
 from redis.cluster import RedisCluster
-from redis.exceptions import AskError, MovedError, NoScriptError
+from redis.exceptions import AskError, MovedError, NoScriptError, RedisError
 
 from domain.rules import Event
 from events.envelope import GENESIS, START, Position, Recorded, seal, verify_chain
@@ -23,6 +24,10 @@ APPEND_SCRIPT = files("events").joinpath("append.lua").read_text()
 LOG = logging.getLogger(__name__)
 COMMAND_LOOKBACK = 16
 """Entries read back at a time to find the first event of the command a read starts inside."""
+REPLICAS_RECHECK_SECONDS = 5.0
+"""How long appends trust a master's count of its attached replicas, taken when a WAIT fell
+short: a master left without its replica (it was the replica, and its master failed) would
+otherwise make every append wait the whole timeout for a replica that is not there."""
 
 
 def stream_key(game_id: str) -> str:
@@ -171,12 +176,17 @@ class EventStore:
         blocking: Redis | None = None,
         wait_replicas: int = 0,
         wait_ms: int = 250,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._redis = redis
         # An append is answered once `wait_replicas` replicas of the stream's master have it
         # (Redis's WAIT), or `wait_ms` has passed: then a failover keeps what was acknowledged.
         self._wait_replicas = wait_replicas
         self._wait_ms = wait_ms
+        self._clock = clock
+        # Per master with fewer replicas attached than `wait_replicas`: how many it has, and
+        # until when that count is trusted (`REPLICAS_RECHECK_SECONDS`).
+        self._attached: dict[str, tuple[int, float]] = {}
         # Blocking reads need a client whose socket timeout outlasts the block (see `wait`).
         self._blocking = blocking or redis
         self._upcasters = upcasters or Upcasters()
@@ -262,12 +272,11 @@ class EventStore:
         if outcome == b"ok":
             if replicas is not None and replicas < self._wait_replicas:
                 LOG.warning(
-                    "game %s: %d of %d replicas had the append after %d ms; it stands, "
-                    "but a failover before they catch up would lose it",
+                    "game %s: %d of %d replicas had the append when it was answered; it "
+                    "stands, but a failover before they catch up would lose it",
                     keys[0],
                     replicas,
                     self._wait_replicas,
-                    self._wait_ms,
                 )
             claims = len(mark.claims) if mark else 0
             claimed = tuple(bool(won) for won in rest[:claims]) if claims else None
@@ -299,11 +308,13 @@ class EventStore:
         on, which a cluster client would send to every node instead. A master that no longer
         holds the stream's slot (after a failover or a slot move) is looked up again once."""
         for attempt in range(2):
-            master = self._master_client(keys[0])
+            name, master = self._master(keys[0])
+            wanted = self._replicas_attached(name)
             with master.pipeline(transaction=False) as pipe:
                 pipe.evalsha(self._append_sha, len(keys), *keys, *args)
-                pipe.wait(self._wait_replicas, self._wait_ms)
-                reply, replicas = pipe.execute(raise_on_error=False)
+                if wanted:
+                    pipe.wait(wanted, self._wait_ms)
+                reply, *waited = pipe.execute(raise_on_error=False)
             if isinstance(reply, NoScriptError):
                 master.script_load(APPEND_SCRIPT)
             elif (
@@ -315,13 +326,49 @@ class EventStore:
             elif isinstance(reply, Exception):
                 raise reply
             else:
-                return list(reply), int(replicas)
+                replicas = int(waited[0]) if waited else 0
+                if wanted == self._wait_replicas and replicas < wanted:
+                    self._count_attached(name, master)
+                return list(reply), replicas
         raise RuntimeError("the append found no master for its stream twice")  # pragma: no cover
 
-    def _master_client(self, key: str) -> Redis:
+    def _master(self, key: str) -> tuple[str, Redis]:
+        """The name and a client of the master holding `key` (one server: itself)."""
         if isinstance(self._redis, RedisCluster):
-            return self._redis.get_redis_connection(self._redis.get_node_from_key(key))
-        return self._redis
+            node = self._redis.get_node_from_key(key)
+            return node.name, self._redis.get_redis_connection(node)
+        return "", self._redis
+
+    def _replicas_attached(self, master: str) -> int:
+        """How many replicas an append to `master` waits for: `wait_replicas`, unless a WAIT there
+        fell short lately and the master then had fewer attached."""
+        attached, until = self._attached.get(master, (self._wait_replicas, 0.0))
+        if attached < self._wait_replicas and self._clock() < until:
+            return attached
+        return self._wait_replicas
+
+    def _count_attached(self, master: str, client: Redis) -> None:
+        """Ask `master` how many replicas it has (ROLE) after a WAIT there fell short; appends
+        wait for those only until `REPLICAS_RECHECK_SECONDS` have passed. Never raises: the
+        append it follows is made and must be answered so."""
+        try:
+            role = cast(list[Any], client.execute_command("ROLE"))  # type: ignore[no-untyped-call]
+        except RedisError as error:
+            LOG.warning("master %s: its replicas could not be counted: %s", master or "-", error)
+            return
+        attached = len(role[2]) if role[0] in (b"master", "master") else self._wait_replicas
+        if attached >= self._wait_replicas:
+            self._attached.pop(master, None)  # there, only behind: WAIT for them as before
+            return
+        self._attached[master] = (attached, self._clock() + REPLICAS_RECHECK_SECONDS)
+        LOG.warning(
+            "master %s has %d of the %d replicas appends wait for; appends there wait for those "
+            "only for %.0f s, then ask again",
+            master or "-",
+            attached,
+            self._wait_replicas,
+            REPLICAS_RECHECK_SECONDS,
+        )
 
     def receipt(self, game_id: str, idempotency: str) -> str | None:
         """The receipt stored by the append that first used `idempotency`, if any."""

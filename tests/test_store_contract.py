@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, TypeAlias, cast
 
 import fakeredis
@@ -31,6 +33,7 @@ from events.envelope import (
 from events.packing import unpack
 from events.secrets import SeedVault, seed_key
 from events.store import (
+    REPLICAS_RECHECK_SECONDS,
     AlreadyAppended,
     Appended,
     ConcurrencyConflict,
@@ -43,6 +46,7 @@ from events.store import (
 from events.upcasting import Upcasters
 from service.audit import default_upcasters
 from tests.conftest import redis_named
+from tests.faults import START_SECONDS, RedisServer
 from tests.live import TEST_REDIS_URL
 
 Client: TypeAlias = redis.Redis
@@ -731,6 +735,65 @@ def test_an_append_no_replica_acknowledged_in_time_still_stands(
     with pytest.raises(ConcurrencyConflict):
         store.append(GAME, first.position, counted(1, 3), META)
     assert stored_length(real_redis) == 3, "a stale append writes nothing, waiting or not"
+
+
+def command_calls(client: Client, command: str) -> int:
+    """How often `command` ran on the server since it started (INFO commandstats)."""
+    stats = cast(dict[str, dict[str, int]], client.info("commandstats"))
+    return stats.get(f"cmdstat_{command}", {}).get("calls", 0)
+
+
+@pytest.mark.fault
+def test_a_master_without_its_replica_is_not_waited_on_in_vain(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A master with fewer replicas than appends wait for (a replica that took over from a
+    master that failed has none) makes one append wait the whole timeout; the next ones wait
+    for the replicas it has, until the count is taken again, and then for the one that came."""
+    now = [0.0]
+    servers = [RedisServer(tmp_path / name) for name in ("master", "replica")]
+    for server in servers:
+        server.directory.mkdir()
+    master, replica = servers
+    master.start()
+    client = master.client()
+    try:
+        store = EventStore(client, wait_replicas=1, wait_ms=2000, clock=lambda: now[0])
+        answered = appended(store.append(GAME, START, counted(1), META))
+        assert answered.replicas == 0, "answered as made: the master holds it"
+        waits = command_calls(client, "wait")
+        assert command_calls(client, "role") == 1, "the replicas were counted"
+        for version in (2, 3):
+            answered = appended(store.append(GAME, answered.position, counted(1, version), META))
+            assert answered.replicas == 0
+        assert command_calls(client, "wait") == waits, "only the first append waited in vain"
+        assert command_calls(client, "role") == 1
+        assert "has 0 of the 1 replicas appends wait for" in caplog.text
+
+        replica.options = ("--replicaof", "127.0.0.1", str(master.port))
+        replica.start()
+        deadline = time.monotonic() + START_SECONDS
+        while (
+            cast(dict[str, Any], client.info("replication")).get("slave0", {}).get("state")
+            != "online"
+        ):
+            assert time.monotonic() < deadline, "the replica never came online"
+            time.sleep(0.05)
+        answered = appended(store.append(GAME, answered.position, counted(1, 4), META))
+        assert command_calls(client, "wait") == waits, "the count is trusted for a while"
+        now[0] += REPLICAS_RECHECK_SECONDS
+        answered = appended(store.append(GAME, answered.position, counted(1, 5), META))
+        assert command_calls(client, "wait") == waits + 1, "then appends wait for replicas again"
+        assert answered.replicas == 1
+        copy = replica.client()
+        try:
+            assert copy.xlen(stream_key(GAME)) == 5, "the replica had it when it was answered"
+        finally:
+            copy.close()
+    finally:
+        client.close()
+        for server in servers:
+            server.stop()
 
 
 @pytest.mark.cluster
