@@ -59,6 +59,8 @@ from workers.worker import BotPlay, BotWorker, EmbeddedWorker
 
 SERVICES = "spieltisch.services"
 """Where `web_app` keeps the services it built, for the tests and benches that reach past HTTP."""
+EMBEDDED_WORKER = "spieltisch.embedded_worker"
+"""Where an embedded `web_app` keeps its bot worker, for whoever must stop its threads."""
 
 
 @dataclass(frozen=True)
@@ -249,6 +251,8 @@ def web_app(
         refuse_webhook=webhook_guard(config).refusal,
     )
     app.extensions[SERVICES] = services
+    if worker is not None:
+        app.extensions[EMBEDDED_WORKER] = worker
     return app
 
 

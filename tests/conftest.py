@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
 import fakeredis
@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from bench.cluster import Cluster
-from bootstrap import web_app
+from bootstrap import EMBEDDED_WORKER, web_app
 from events.connect import connect
 from service.config import Config
 from tests.browser import DESKTOP, PHONE, NoChromium, Watched, launch
@@ -130,6 +130,24 @@ def app(fake_redis: redis.Redis) -> Flask:
 @pytest.fixture
 def client(app: Flask) -> FlaskClient:
     return app.test_client()
+
+
+@pytest.fixture
+def embedded() -> Iterator[Callable[[Config], Flask]]:
+    """Builds embedded apps (no Redis: a fakeredis and a bot worker thread of their own) and
+    stops their worker and scheduler threads after the test, so that none of them goes on
+    working, and asking Redis, during the tests after it."""
+    built: list[Flask] = []
+
+    def build(config: Config) -> Flask:
+        app = web_app(config)
+        built.append(app)
+        return app
+
+    yield build
+    for app in built:
+        worker = app.extensions.get(EMBEDDED_WORKER)
+        assert worker is None or worker.stop(), "an embedded worker's threads did not stop"
 
 
 @pytest.fixture

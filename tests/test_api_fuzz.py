@@ -42,7 +42,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from bootstrap import web_app
+from bootstrap import EMBEDDED_WORKER, web_app
 from service.app import OPENAPI
 from service.config import Config
 
@@ -59,6 +59,13 @@ APP = web_app(
     )
 )
 SCHEMA = schemathesis.openapi.from_wsgi("/openapi.yaml", APP)
+
+
+def teardown_module() -> None:
+    """The app is embedded: its bot worker's threads must not outlive these tests."""
+    assert APP.extensions[EMBEDDED_WORKER].stop(), "the embedded worker's threads did not stop"
+
+
 SPEC: dict[str, Any] = yaml.safe_load(OPENAPI.read_text())
 
 

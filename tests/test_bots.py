@@ -11,9 +11,10 @@ import hashlib
 import hmac
 import itertools
 import json
+import signal
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -23,13 +24,14 @@ from typing import Any, cast
 
 import pytest
 import redis
+from flask import Flask
 from flask.testing import FlaskClient
 from rq.job import Job
 from rq.suspension import is_suspended, resume, suspend
 from rq.utils import now as rq_now
 from rq.worker import base as rq_worker_base
 
-from bootstrap import Services, build, web_app
+from bootstrap import EMBEDDED_WORKER, Services, build
 from domain.bots import RandomBot, Turn
 from domain.catalogue import BotCatalogue, BotInfo, UnknownBot
 from domain.rules import JSON, Event
@@ -78,8 +80,41 @@ def runtime(any_redis: redis.Redis) -> Services:
 def drain(runtime: Services) -> None:
     """Run every queued bot job, and the jobs they queue, until the queue is empty."""
     redis_client = runtime.turns.redis
-    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play)
-    worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+    burst(BurstWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play))
+
+
+class BurstWorker(BotWorker):
+    """The bot worker as the tests run it, in a burst in their own process: it takes no commands
+    (RQ's kill and shutdown) over pub/sub, which a burst has no use for. RQ listens for them in a
+    thread of each worker's, and at the end of every burst waits up to a second for it: over the
+    hundreds of bursts a test can run, that thread and its wait made up most of the test's time."""
+
+    def subscribe(self) -> None:
+        return None
+
+
+RQ_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals RQ's worker takes for its warm shutdown, in the thread it works in."""
+
+
+def burst(worker: BurstWorker) -> None:
+    """Run `worker` in this thread until its queues are empty. RQ keeps the `RQ_SIGNALS` it
+    took: they are given back, or stopping the test process later would raise RQ's
+    `StopRequested` in it rather than stop it."""
+    handlers = [signal.getsignal(number) for number in RQ_SIGNALS]
+    try:
+        worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+    finally:
+        for number, handler in zip(RQ_SIGNALS, handlers, strict=True):
+            signal.signal(number, handler)
+
+
+def test_a_burst_worker_in_the_test_process_gives_back_the_signals_rq_took(
+    runtime: Services,
+) -> None:
+    before = [signal.getsignal(number) for number in RQ_SIGNALS]
+    drain(runtime)
+    assert [signal.getsignal(number) for number in RQ_SIGNALS] == before
 
 
 def seat_human(service: Services, table_id: str) -> str:
@@ -697,9 +732,26 @@ def test_bad_bots_at_creation_create_nothing(
     assert fake_redis.keys("game:*") == []
 
 
-def test_embedded_mode_plays_bots_in_a_thread_of_its_own() -> None:
+EMBEDDED_THREADS = ("spieltisch-bots", "spieltisch-scheduler")
+
+
+def test_an_embedded_worker_and_its_scheduler_stop_when_asked(
+    embedded: Callable[[Config], Flask],
+) -> None:
+    worker = embedded(IN_PROCESS).extensions[EMBEDDED_WORKER]
+    before = set(threading.enumerate())
+    worker.start()
+    started = [t for t in set(threading.enumerate()) - before if t.name in EMBEDDED_THREADS]
+    assert sorted(t.name for t in started) == sorted(EMBEDDED_THREADS)
+    assert worker.stop()
+    assert not any(thread.is_alive() for thread in started)
+
+
+def test_embedded_mode_plays_bots_in_a_thread_of_its_own(
+    embedded: Callable[[Config], Flask],
+) -> None:
     """No Redis at all: the one process runs the bot jobs, so a bots-only game finishes."""
-    client = web_app(IN_PROCESS).test_client()
+    client = embedded(IN_PROCESS).test_client()
     bots = [{"seat": seat, "bot": "random"} for seat in range(3)]
     table = client.post("/v1/tables", json={"game": "pig10", "seats": 3, "bots": bots}).get_json()
     deadline = time.monotonic() + 60
@@ -835,7 +887,7 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
     bots = [BotSeat(0, "random"), BotSeat(1, "random")]
     table_id = str(runtime.commands.create("pig10", 2, {}, None, bots).body["id"])
     redis_client = runtime.turns.redis
-    worker = BotWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play)
+    worker = BurstWorker([bot_queue(redis_client)], connection=redis_client, play=runtime.play)
     writes: list[str] = []
     original = type(redis_client).hset
 
@@ -848,7 +900,7 @@ def test_a_worker_sends_its_heartbeat_and_idle_state_once_over_many_jobs(
         return original(self, name, key, *args, **kw)
 
     monkeypatch.setattr(type(redis_client), "hset", noted)
-    worker.work(burst=True, with_scheduler=False, logging_level="WARNING")
+    burst(worker)
     table = runtime.repository.load(table_id).table
     assert table.result is not None, "the bots played the game to its end"
     turns = sum(1 for r in runtime.repository.store.read(table_id) if r.type == "pig10.CardPlayed")

@@ -546,10 +546,12 @@ STALLED = {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
 """A person in seat 0, who moves first and never moves, and a bot in seat 1."""
 
 
-def test_embedded_mode_moves_for_a_person_who_walked_away() -> None:
+def test_embedded_mode_moves_for_a_person_who_walked_away(
+    embedded: Callable[[Config], Flask],
+) -> None:
     """No Redis at all: the process's own scheduler times the absent person out, hands the
     seat to a bot, and the game ends with an audit that passes."""
-    client = web_app(Config(bot_delay_seconds=0.2)).test_client()
+    client = embedded(Config(bot_delay_seconds=0.2)).test_client()
     body = {
         **STALLED,
         "bots": [{"seat": 1, "bot": "random"}],

@@ -74,7 +74,9 @@ class Player:
     moves: int = 0
 
     def request(self, method: str, path: str, body: Any = None, **options: Any) -> Any:
-        """The answer's body once one comes that is not an outage; a 500 is recorded."""
+        """The answer's body once one comes that is not an outage, within `DEADLINE` seconds;
+        a 500 is recorded."""
+        deadline = time.monotonic() + DEADLINE
         while True:
             try:
                 status, answer = call(self.base, method, path, body, **options)
@@ -84,11 +86,14 @@ class Player:
                 ConnectionError,
                 TimeoutError,
             ):
-                time.sleep(RETRY_SECONDS)  # the process or its connection went away: again
+                # The process or its connection went away: again, until it should be back.
+                assert time.monotonic() < deadline, f"{method} {path}: no answer in {DEADLINE} s"
+                time.sleep(RETRY_SECONDS)
                 continue
             if status >= 500 and status != 503:
                 self.errors.append(f"{method} {path}: {status} {answer}")
             if status == 503:
+                assert time.monotonic() < deadline, f"{method} {path}: still 503: {answer}"
                 time.sleep(RETRY_SECONDS)
                 continue
             return status, answer

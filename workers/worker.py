@@ -21,8 +21,6 @@ from datetime import datetime
 from typing import Any
 
 from redis.client import Pipeline
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 from rq import SimpleWorker
 from rq.executions import Execution
 from rq.job import Job
@@ -32,7 +30,7 @@ from rq.serializers import JSONSerializer
 from rq.timeouts import TimerDeathPenalty
 from rq.utils import now
 
-from events.connect import CLUSTER_SETTLING
+from events.connect import is_outage
 from telemetry.logs import JOB_LOG, REQUEST_ID, REQUEST_ID_META
 from telemetry.metrics import Metrics
 from workers.jobs import PLAYER, expire, play_turn, time_out
@@ -44,8 +42,8 @@ HEARTBEAT_SECONDS = 1.0
 (see `BotWorker.heartbeat`)."""
 SWEEP_SECONDS = 5
 """How often a worker looks for bot turns whose job was lost."""
-OUTAGE: tuple[type[Exception], ...] = (RedisConnectionError, RedisTimeoutError, *CLUSTER_SETTLING)
-"""What Redis being down, restarting or loading its data raises, or a cluster failing over."""
+STOP_SECONDS = 1
+"""How long an idle embedded worker (`ThreadWorker`) takes at most to notice it was stopped."""
 JOBS = logging.getLogger(JOB_LOG)
 JOB_NAMES = frozenset(job.__name__ for job in (play_turn, time_out, expire))
 """The functions of `workers.jobs`: what a job is counted as (any other as `other`)."""
@@ -96,7 +94,9 @@ class BotWorker(SimpleWorker):
     def _riding_out(self, step: str) -> Iterator[None]:
         try:
             yield
-        except OUTAGE as error:
+        except Exception as error:
+            if not is_outage(error):
+                raise
             self.log.warning("Worker %s: Redis unavailable during %s: %s", self.name, step, error)
             self._redis_failed()
 
@@ -111,7 +111,9 @@ class BotWorker(SimpleWorker):
         while True:
             try:
                 return super().dequeue_job_and_maintain_ttl(timeout, max_idle_time)
-            except OUTAGE as error:
+            except Exception as error:
+                if not is_outage(error):
+                    raise
                 self.log.warning(
                     "Worker %s: Redis unavailable: %s; retrying in %.0f s", self.name, error, wait
                 )
@@ -211,12 +213,28 @@ def lately(moment: datetime | None) -> bool:
 
 
 class ThreadWorker(BotWorker):
-    """A `BotWorker` that runs in a thread: no signals, which only the main thread may use."""
+    """A `BotWorker` that runs in a thread: no signals, which only the main thread may use, so
+    `stop` ends it instead."""
 
     death_penalty_class = TimerDeathPenalty
 
     def _install_signal_handlers(self) -> None:
         pass
+
+    def stop(self) -> None:
+        """Finish the job under way, if any, and take no other: within `STOP_SECONDS`."""
+        self._stop_requested = True  # what RQ's signal handler sets; its work loop reads it
+
+    def dequeue_job_and_maintain_ttl(
+        self, timeout: int | None, max_idle_time: int | None = None
+    ) -> tuple[Job, Queue] | None:
+        # RQ's wait for a job ends with a job or a signal, never on its own: wait a while at a
+        # time and look for a stop in between (no job then ends RQ's work loop).
+        while not self._stop_requested:
+            job = super().dequeue_job_and_maintain_ttl(STOP_SECONDS, max_idle_time=STOP_SECONDS)
+            if job is not None:
+                return job
+        return None
 
 
 class ThreadScheduler(RQScheduler):
@@ -232,6 +250,8 @@ class EmbeddedWorker:
     def __init__(self) -> None:
         self.play: BotPlay | None = None
         self._worker: ThreadWorker | None = None
+        self._scheduler: ThreadScheduler | None = None
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def start(self) -> None:
@@ -241,17 +261,39 @@ class EmbeddedWorker:
             assert self.play is not None, "give the worker its play before starting it"
             redis = self.play.turns.redis
             self._worker = ThreadWorker([bot_queue(redis)], connection=redis, play=self.play)
-            threading.Thread(
-                target=self._worker.work,
-                kwargs={"with_scheduler": False, "logging_level": "WARNING"},
-                name="spieltisch-bots",
-                daemon=True,
-            ).start()
-            scheduler = ThreadScheduler(
+            self._scheduler = ThreadScheduler(
                 [bot_queue(redis)], connection=redis, serializer=JSONSerializer
             )
             # The same in-process server, not a client made anew from its settings.
-            scheduler._connection = redis  # type: ignore[assignment]
-            threading.Thread(
-                target=scheduler.work, name="spieltisch-scheduler", daemon=True
-            ).start()
+            self._scheduler._connection = redis  # type: ignore[assignment]
+            self._threads = [
+                threading.Thread(
+                    target=self._worker.work,
+                    kwargs={"with_scheduler": False, "logging_level": "WARNING"},
+                    name="spieltisch-bots",
+                    daemon=True,
+                ),
+                threading.Thread(
+                    target=self._scheduler.work, name="spieltisch-scheduler", daemon=True
+                ),
+            ]
+            for thread in self._threads:
+                thread.start()
+
+    def stop(self, timeout: float = 10.0) -> bool:
+        """Ask the worker and the scheduler to finish and wait up to `timeout` seconds for both;
+        whether both have. The service's threads live as long as its process, but a process that
+        builds several embedded apps (the tests do) would otherwise keep them all at work.
+
+        The worker finishes the job under way, if any (within `STOP_SECONDS` when idle), the
+        scheduler within its interval."""
+        with self._lock:
+            worker, scheduler, threads = self._worker, self._scheduler, self._threads
+        if worker is None or scheduler is None:
+            return True
+        worker.stop()
+        scheduler.request_stop()  # type: ignore[no-untyped-call]
+        ends = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, ends - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
