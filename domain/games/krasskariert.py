@@ -106,53 +106,63 @@ COMBINATIONS: dict[tuple[int, ...], tuple[tuple[int, int], ...]] = {
 DRAW or STOP card is absent: those cards are only ever played alone."""
 
 
-def _prefix_combinations(cards: tuple[int, ...]) -> tuple[tuple[tuple[int, int], ...], ...]:
-    """What the first one, two, three of `cards` may be played as, up to the first DRAW or STOP."""
-    found = []
+def play_number(kind: int, rank: int) -> int:
+    """A play's (kind, rank) as one number, ordered as the pairs are (ranks run 0 to 12): cheaper
+    to compare and to look a move up by than the pair, which is hashed and compared item by item."""
+    return kind * 13 + rank
+
+
+def _plays_from(cards: tuple[int, ...]) -> tuple[int, ...]:
+    """Every play from the first of `cards` (`play_number`), lowest first: its DRAW or STOP card
+    alone (rank 0), else the first one, two and three cards as combinations, up to the first DRAW
+    or STOP card."""
+    if cards[0] in (DRAW, STOP):
+        return (play_number(DRAW_PLAY if cards[0] == DRAW else STOP_PLAY, 0),)
+    plays: list[int] = []
     for count in range(1, len(cards) + 1):
         combinations = COMBINATIONS.get(cards[:count])
         if combinations is None:
             break
-        found.append(combinations)
-    return tuple(found)
+        plays += [play_number(kind, rank) for kind, rank in combinations]
+    return tuple(plays)
 
 
-FROM_POSITION: dict[tuple[int, ...], tuple[tuple[tuple[int, int], ...], ...]] = {
-    cards: _prefix_combinations(cards)
+PLAYS: dict[tuple[int, ...], tuple[int, ...]] = {
+    cards: _plays_from(cards)
     for size in (1, 2, 3)
     for cards in product(range(1, STOP + 1), repeat=size)
 }
-"""For the (up to) three cards from a hand position on, what its windows of one, two and three
-cards may be played as: `hand_moves` looks up each position once, not each window. Windows
-past the hand's end or over a DRAW or STOP card are left out, and so are all longer ones."""
+"""For the (up to) three cards from a hand position on, every play from that position, lowest
+first: a window of more cards is always of a higher kind, and the DRAW and STOP kinds lie above
+every combination (they may be played on anything), so the last play says whether any beats the
+middle. Windows past the hand's end or over a DRAW or STOP card are left out, and so are all
+longer ones."""
 JOINED: frozenset[tuple[int, ...]] = frozenset(
     window for window, combinations in COMBINATIONS.items() if len(window) > 1 and combinations
 )
 """The windows of two or three cards that form a combination: the cards that may leave a hand
-in one play. A set lookup, for `hand_layout`, which searches ask about every hand they see."""
-COUNTS_TO_BEAT = {
-    SINGLE: (1, 2, 3),
-    RUN2: (2, 3),
-    PAIR: (2, 3),
-    RUN3: (3,),
-    TRIPLE: (3,),
-}
-"""How many cards a combination beating one of each kind may have: a higher kind beats any rank
-of a lower one, and a window of one card is only ever a single, of two a 2-run or a pair."""
+in one play. A set lookup, for `joined_windows`, which searches ask about every hand they see."""
+CARDS_OF_KIND = (1, 2, 2, 3, 3)
+"""How many cards a combination of each kind (SINGLE to TRIPLE) takes from a hand."""
 
 
 class Play(NamedTuple):
     """Cards put into the middle: a combination, or a DRAW or STOP card (rank 0).
 
-    A named tuple rather than a frozen dataclass, as `Event` is: each card played builds two (one
-    to check the move, one in the trick), and a frozen dataclass's `__init__` sets each field by
-    `object.__setattr__`.
+    A named tuple rather than a frozen dataclass, as `Event` is: each play builds one for the
+    trick, and a frozen dataclass's `__init__` sets each field by `object.__setattr__`.
     """
 
     seat: int
     cards: tuple[int, ...]
     kind: int
     rank: int
+
+
+Played = tuple[tuple[int, ...], int, int]
+"""A move's cards for the middle, their kind and rank, as `step` checked them: a plain tuple
+rather than a `Play`, whose construction (a Python-level `__new__`) costs more than a step's
+check of the move."""
 
 
 @dataclass(frozen=True)
@@ -198,16 +208,15 @@ def _known_rows(state: State) -> tuple[tuple[int, ...], ...]:
 
 def _inserted(state: State, seat: int, at: int, card: int) -> tuple[tuple[int, ...], ...]:
     """`state.known` after a card went into `seat`'s hand at `at`, known to all as `card`."""
-    known = state.known_in(seat)
-    return with_item(_known_rows(state), seat, (*known[:at], card, *known[at:]))
+    rows = _known_rows(state)
+    known = rows[seat]
+    return with_item(rows, seat, (*known[:at], card, *known[at:]))
 
 
 def _clockwise_after(leader: int, hands: tuple[tuple[int, ...], ...]) -> tuple[int, ...]:
     """The seats holding cards after `leader`, clockwise: who follows in a trick it leads."""
-    players = len(hands)
-    return tuple(
-        seat for seat in ((leader + step) % players for step in range(1, players)) if hands[seat]
-    )
+    after = (*range(leader + 1, len(hands)), *range(leader))
+    return tuple([seat for seat in after if hands[seat]])
 
 
 def to_beat(state: State) -> tuple[int, int] | None:
@@ -228,26 +237,41 @@ def plays_to_empty(hand: tuple[int, ...]) -> int:
     return hand_layout(hand)[0]
 
 
+def joined_windows(hand: tuple[int, ...]) -> tuple[list[bool], list[bool]]:
+    """Which windows of `hand` form a combination: of two cards from each position, and of
+    three."""
+    size = len(hand)
+    pairs = [hand[at : at + 2] in JOINED for at in range(size - 1)]
+    triples = [hand[at : at + 3] in JOINED for at in range(size - 2)]
+    return pairs, triples
+
+
+def splits(size: int, pairs: list[bool], triples: list[bool]) -> tuple[list[int], list[int]]:
+    """For each `end` up to `size`: the fewest plays the first `end` cards of a hand split into,
+    and how many of their windows form a combination, from `joined_windows`' answer. Only the
+    windows matter, so the same pass read from the other end, over the windows reversed, gives
+    the same for each end of the hand."""
+    fewest = [0] * (size + 1)
+    joined = [0] * (size + 1)
+    for end in range(1, size + 1):
+        best, windows = fewest[end - 1] + 1, joined[end - 1]
+        if end >= 2 and pairs[end - 2]:
+            windows += 1
+            best = min(best, fewest[end - 2] + 1)
+        if end >= 3 and triples[end - 3]:
+            windows += 1
+            best = min(best, fewest[end - 3] + 1)
+        fewest[end], joined[end] = best, windows
+    return fewest, joined
+
+
 @lru_cache(maxsize=1 << 16)
 def hand_layout(hand: tuple[int, ...]) -> tuple[int, int]:
     """How `hand` lies: the fewest plays it needs (`plays_to_empty`), and how many windows of two
-    or three adjacent cards form a combination. Both in one pass over the windows, and
-    remembered: `evaluate` and the heuristic ask about the same hands again and again in a
-    search's playouts."""
-    # fewest[end]: the fewest plays the first `end` cards split into. Sizes written out rather
-    # than looped over: a search asks this of every new hand it meets.
-    fewest = [0] * (len(hand) + 1)
-    joined = 0
-    for end in range(1, len(hand) + 1):
-        best = fewest[end - 1] + 1
-        if end >= 2 and hand[end - 2 : end] in JOINED:
-            joined += 1
-            best = min(best, fewest[end - 2] + 1)
-        if end >= 3 and hand[end - 3 : end] in JOINED:
-            joined += 1
-            best = min(best, fewest[end - 3] + 1)
-        fewest[end] = best
-    return fewest[-1], joined
+    or three adjacent cards form a combination. Remembered: `evaluate` and the heuristic ask
+    about the same hands again and again in a search's playouts."""
+    fewest, joined = splits(len(hand), *joined_windows(hand))
+    return fewest[-1], joined[-1]
 
 
 HAND_LOSS_WEIGHTS = (0.70, -0.38, -0.50, -0.97, -0.24, -0.26, -1.64, -0.97, -0.46)
@@ -311,20 +335,8 @@ def game_loss(chips: tuple[int, ...]) -> tuple[float, ...]:
 
 def can_act(state: State, seat: int) -> bool:
     """Whether `seat` has anything to do on its turn in this trick: beat, pass or play a card."""
-    if state.reserves[seat]:
-        return True
-    hand = state.hands[seat]
-    if DRAW in hand or STOP in hand:
-        return True
-    lowest = to_beat(state)
-    if lowest is None:
-        return bool(hand)
-    # No DRAW or STOP card in `hand`: every window from each position is there.
-    for at in range(len(hand)):
-        for combinations in FROM_POSITION[hand[at : at + 3]]:
-            if combinations and combinations[-1] > lowest:
-                return True
-    return False
+    # The moves, not a search for a first one: the seat's `legal_moves` asks for them next.
+    return bool(state.reserves[seat]) or bool(hand_moves(state.hands[seat], to_beat(state)))
 
 
 def _card_json(card: int) -> JSON:
@@ -356,11 +368,22 @@ def insert_moves(hand_size: int) -> tuple[JSON, ...]:
 
 
 @cache
-def play_move(at: int, count: int, combination: tuple[int, int]) -> JSON:
-    """Playing the `count` cards from position `at` as `combination` (kind, rank): a few
-    thousand at most, and each answer lists a dozen or so."""
-    kind, rank = combination
-    return {"type": "play", "at": at, "count": count, "kind": KIND_NAMES[kind], "rank": rank}
+def play_moves(at: int) -> dict[int, JSON]:
+    """Every play from hand position `at` by its `play_number`, the DRAW and STOP cards' too:
+    built once per position (a hand holds 18 cards at most) and looked up by `PLAYS`' numbers."""
+    moves: dict[int, JSON] = {
+        play_number(DRAW_PLAY, 0): {"type": "draw", "at": at},
+        play_number(STOP_PLAY, 0): {"type": "stop", "at": at},
+    }
+    for kind, rank in product(range(SINGLE, TRIPLE + 1), NUMBERS):
+        moves[play_number(kind, rank)] = {
+            "type": "play",
+            "at": at,
+            "count": CARDS_OF_KIND[kind],
+            "kind": KIND_NAMES[kind],
+            "rank": rank,
+        }
+    return moves
 
 
 @lru_cache(maxsize=1 << 14)
@@ -368,23 +391,15 @@ def hand_moves(hand: tuple[int, ...], lowest: tuple[int, int] | None) -> tuple[J
     """The plays of `hand` that beat `lowest` (None: a lead), and its DRAW and STOP cards, in
     `legal_moves`' order. Remembered: a search's paired playouts play the same world once per
     move compared, so the same hand meets the same trick again and again."""
-    counts = (1, 2, 3) if lowest is None else COUNTS_TO_BEAT[lowest[0]]
+    floor = -1 if lowest is None else play_number(*lowest)  # -1: below every play
     moves: list[JSON] = []
-    for at, card in enumerate(hand):
-        if card == STOP:
-            moves.append({"type": "stop", "at": at})
-            continue
-        if card == DRAW:
-            moves.append({"type": "draw", "at": at})
-            continue
-        windows = FROM_POSITION[hand[at : at + 3]]
-        for count in counts:
-            # A window past the hand's end or over a DRAW or STOP card: no longer ones either.
-            if count > len(windows):
-                break
-            for combination in windows[count - 1]:
-                if lowest is None or combination > lowest:
-                    moves.append(play_move(at, count, combination))
+    for at in range(len(hand)):
+        plays = PLAYS[hand[at : at + 3]]
+        if plays[-1] > floor:
+            by_number = play_moves(at)
+            for play in plays:
+                if play > floor:
+                    moves.append(by_number[play])
     return tuple(moves)
 
 
@@ -403,13 +418,14 @@ MOVE_SHAPES = (
 
 
 def _whole_number(value: JSON) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+    # A plain int (nearly always) answers the first check alone.
+    return type(value) is int or (isinstance(value, int) and not isinstance(value, bool))
 
 
 def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     """The move's type and fields; raises `RuleError("move-format")` for any other shape."""
     # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
-    # not `dict | Mapping`, which would build a union at each call).
+    # not `dict | Mapping`, which would build a union at each call; so below for the card).
     if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
         raise RuleError("move-format", f"a Krass Kariert move is one of {MOVE_SHAPES}")
     kind = move["type"]
@@ -419,14 +435,15 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     if not _whole_number(move["at"]):
         raise RuleError("move-format", "at must be a whole number (a position in your hand)")
     if kind == "play":
-        if not _whole_number(move["count"]) or not 1 <= move["count"] <= 3:
+        count, combination, rank = move["count"], move["kind"], move["rank"]
+        if not _whole_number(count) or not 1 <= count <= 3:
             raise RuleError("move-format", "count must be 1, 2 or 3")
-        if not isinstance(move["kind"], str) or move["kind"] not in COMBINATION_KINDS:
+        if not isinstance(combination, str) or combination not in COMBINATION_KINDS:
             raise RuleError("move-format", f"kind must be one of {list(COMBINATION_KINDS)}")
-        if not _whole_number(move["rank"]) or not 1 <= move["rank"] <= 12:
+        if not _whole_number(rank) or not 1 <= rank <= 12:
             raise RuleError("move-format", "rank must be a whole number from 1 to 12")
-    if kind == "pass" and (
-        isinstance(move["card"], bool) or not isinstance(move["card"], int | str)
+    elif kind == "pass" and (
+        isinstance(move["card"], bool) or not isinstance(move["card"], (int, str))
     ):
         raise RuleError("move-format", 'card must be a card: 1..12, "X", "DRAW" or "STOP"')
     return kind, move
@@ -477,25 +494,8 @@ class KrassKariert(DecidesBySteps):
 
     def evolve(self, state: State, event: Event) -> State:
         data = event.data
+        # The commonest events first: a match tries its cases in turn.
         match event.type:
-            case "CardsDealt":
-                seat, cards = data["seat"], _codes(data["cards"])
-                known = tuple(state.known_in(other) for other in range(state.players))
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, cards),
-                    reserves=with_item(state.reserves, seat, _codes(data["reserve"])),
-                    known=with_item(known, seat, (HIDDEN,) * len(cards)),
-                )
-            case "HandStarted":
-                dealt = [card for hand in state.hands for card in hand]
-                dealt += [card for reserve in state.reserves for card in reserve]
-                return replace(
-                    self._led_by(state, data["leader"], NO_CARDS),
-                    unseen=multiset.without(DECK_COUNTS, dealt),
-                    draw_pile=data["draw_pile"],
-                    hand_number=data["hand"],
-                )
             case "CardsPlayed":
                 return self._played(state, data)
             case "ReserveTaken":
@@ -544,6 +544,24 @@ class KrassKariert(DecidesBySteps):
             case "TrickStarted":
                 played = (card for play in state.trick for card in play.cards)
                 return self._led_by(state, data["leader"], _with_cards(state.out, played))
+            case "CardsDealt":
+                seat, cards = data["seat"], _codes(data["cards"])
+                known = tuple(state.known_in(other) for other in range(state.players))
+                return replace(
+                    state,
+                    hands=with_item(state.hands, seat, cards),
+                    reserves=with_item(state.reserves, seat, _codes(data["reserve"])),
+                    known=with_item(known, seat, (HIDDEN,) * len(cards)),
+                )
+            case "HandStarted":
+                dealt = [card for hand in state.hands for card in hand]
+                dealt += [card for reserve in state.reserves for card in reserve]
+                return replace(
+                    self._led_by(state, data["leader"], NO_CARDS),
+                    unseen=multiset.without(DECK_COUNTS, dealt),
+                    draw_pile=data["draw_pile"],
+                    hand_number=data["hand"],
+                )
             case "HandLost":
                 seats = data["seats"]
                 chips = list(state.chips)
@@ -581,14 +599,15 @@ class KrassKariert(DecidesBySteps):
         turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
         if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
             turn, waiting = None, ()
-        known = state.known_in(seat)
+        rows = _known_rows(state)
+        known = rows[seat]
         return replace(
             state,
             hands=with_item(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
             trick=(*state.trick, play),
             turn=turn,
             waiting=waiting,
-            known=with_item(_known_rows(state), seat, known[:at] + known[at + len(cards) :]),
+            known=with_item(rows, seat, known[:at] + known[at + len(cards) :]),
         )
 
     # -- who acts and how -----------------------------------------------------------------------
@@ -633,24 +652,24 @@ class KrassKariert(DecidesBySteps):
         if not 0 <= at < len(hand):
             raise RuleError("hand-position", f"your hand has positions 0 to {len(hand) - 1}")
         if kind == "play":
-            play = self._combination(state, seat, fields)
+            cards, played, rank = self._combination(state, seat, fields)
         else:
-            play = self._special(hand, seat, at, STOP if kind == "stop" else DRAW)
+            cards, played, rank = self._special(hand, at, STOP if kind == "stop" else DRAW)
         log = Decision(self.evolve, state)
         log.add(
             "CardsPlayed",
             {
                 "seat": seat,
                 "at": at,
-                "cards": _cards_json(play.cards),
-                "kind": KIND_NAMES[play.kind],
-                "rank": play.rank or None,
+                "cards": _cards_json(cards),
+                "kind": KIND_NAMES[played],
+                "rank": rank or None,
             },
         )
         return self._after_turn(log, rng).outcome()
 
     @staticmethod
-    def _combination(state: State, seat: int, fields: Mapping[str, JSON]) -> Play:
+    def _combination(state: State, seat: int, fields: Mapping[str, JSON]) -> Played:
         hand, at, count = state.hands[seat], fields["at"], fields["count"]
         if at + count > len(hand):
             raise RuleError(
@@ -665,7 +684,7 @@ class KrassKariert(DecidesBySteps):
                 'a DRAW or STOP card is no combination card: play it alone as {"type": "draw"} '
                 'or {"type": "stop"}',
             )
-        if count > 1 and all(card == X for card in window):
+        if count > 1 and window.count(X) == count:
             raise RuleError("x-needs-number", "a combination of X cards needs a number card")
         if declared not in combinations:
             cards = ", ".join(str(WIRE[card]) for card in window)
@@ -682,13 +701,13 @@ class KrassKariert(DecidesBySteps):
                 f"a {fields['kind']} of {fields['rank']} does not beat the "
                 f"{KIND_NAMES[lowest[0]]} of {lowest[1]}{tie}",
             )
-        return Play(seat, window, declared[0], declared[1])
+        return window, declared[0], declared[1]
 
     @staticmethod
-    def _special(hand: tuple[int, ...], seat: int, at: int, card: int) -> Play:
+    def _special(hand: tuple[int, ...], at: int, card: int) -> Played:
         if hand[at] != card:
             raise RuleError("card-at-position", f"the card at position {at} is no {WIRE[card]}")
-        return Play(seat, (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0)
+        return (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0
 
     def _pass(
         self, log: Decision[State], seat: int, card: JSON, at: int, rng: Chance

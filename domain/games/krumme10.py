@@ -248,10 +248,6 @@ def _face_code(value: int, pink: bool) -> int:
     return PINK_FOUR if pink else value
 
 
-def _face_json(code: int) -> tuple[int, bool]:
-    return VALUE[code], code == PINK_FOUR
-
-
 def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
     """A dealt or drawn card (its id and face codes) as its event records it, its down face
     included (redacted). From the numbers, not a `Card`: a card turned up is not built twice."""
@@ -308,11 +304,15 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
     return -1, None
 
 
-# The evolvers below copy the state once per event: these helpers give the fields a step changes,
-# for the evolver to merge into its one `replace`.
+# Evolvers answer the fields an event changes, not a new state: `evolve` copies the state once
+# with them, and a move's `_Folding` writes them into the one copy it makes for the whole move.
+# These helpers give the fields a step changes, for an evolver to merge into its answer.
+
+Changes = dict[str, object]
+"""The fields an event changes, by name, with their new values."""
 
 
-def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> dict[str, object]:
+def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> Changes:
     """The fields that change as `seat` wins `cards` worth `points`."""
     scores = state.scores
     return {
@@ -356,24 +356,23 @@ def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
 # --- evolve: one function per event --------------------------------------------------------------
 
 
-def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> State:
+def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
     cards = [_card_from_json(card) for card in data["cards"]]
-    return replace(
-        state,
-        hands=with_item(state.hands, data["seat"], tuple(cards)),
-        draw_pile=_count_kinds(state.draw_pile, cards, -1),
-        next_id=cards[-1].id + 1,
-    )
+    return {
+        "hands": with_item(state.hands, data["seat"], tuple(cards)),
+        "draw_pile": _count_kinds(state.draw_pile, cards, -1),
+        "next_id": cards[-1].id + 1,
+    }
 
 
-def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=data["seat"], phase=PLAY)
+def _on_first_seat_chosen(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"turn": data["seat"], "phase": PLAY}
 
 
 def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
-) -> State:
-    """`state` after `placed` left `owner`'s hand (`hand` is what stays) for the display."""
+) -> Changes:
+    """What changes as `placed` leaves `owner`'s hand (`hand` is what stays) for the display."""
     hands = with_item(state.hands, owner, hand)
     total, target = data["total"], data["target"]
     face = placed.card.face
@@ -381,17 +380,16 @@ def _land(
         phase = DIRECTION
     else:
         phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
-    return replace(
-        state,
-        hands=hands,
-        display=(*state.display, placed),
-        total=total,
-        target=target,
-        phase=phase,
-    )
+    return {
+        "hands": hands,
+        "display": (*state.display, placed),
+        "total": total,
+        "target": target,
+        "phase": phase,
+    }
 
 
-def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
+def _on_card_played(state: State, data: Mapping[str, JSON]) -> Changes:
     seat = data["seat"]
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
@@ -399,24 +397,24 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> State:
     return _land(state, seat, hand, placed, data)
 
 
-def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> State:
+def _on_card_stolen(state: State, data: Mapping[str, JSON]) -> Changes:
     owner = data["from"]
     card, hand = _without_card(state.hands[owner], data["card"])
     assert card is not None
     return _land(state, owner, hand, Placed(card.flipped(), data["seat"], owner), data)
 
 
-def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> State:
+def _on_direction_chosen(state: State, data: Mapping[str, JSON]) -> Changes:
     # The direction does not change what comes next: the phase follows from the state as it is.
     phase = _outcome_phase(state.total, state.target, state.turn, state.hands, may_steal=False)
-    return replace(state, direction=data["direction"], phase=phase)
+    return {"direction": data["direction"], "phase": phase}
 
 
-def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, phase=DRAWING)
+def _on_steal_declined(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"phase": DRAWING}
 
 
-def _clearing(state: State, discarded: list[Card]) -> dict[str, object]:
+def _clearing(state: State, discarded: list[Card]) -> Changes:
     """The fields that change as the display is cleared, `discarded` going to the discard pile."""
     return {
         "discarded": (*state.discarded, *discarded),
@@ -426,7 +424,7 @@ def _clearing(state: State, discarded: list[Card]) -> dict[str, object]:
     }
 
 
-def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
+def _on_target_hit(state: State, data: Mapping[str, JSON]) -> Changes:
     flips = {data["card"]: data["flip"]}
     flips.update((pink["card"], pink["flip"]) for pink in data["jackpot"])
     won: list[Card] = []
@@ -438,84 +436,82 @@ def _on_target_hit(state: State, data: Mapping[str, JSON]) -> State:
         else:
             discarded.append(card)
     points = data["points"] + data["jackpot_points"]
-    return replace(
-        state,
+    return {
         **_scoring(state, data["seat"], tuple(won), points),
         **_clearing(state, discarded),
-        phase=DRAWING,
-    )
+        "phase": DRAWING,
+    }
 
 
-def _on_fouled(state: State, data: Mapping[str, JSON]) -> State:
+def _on_fouled(state: State, data: Mapping[str, JSON]) -> Changes:
     scorers = tuple(data["scorers"])
-    return replace(
-        state,
+    return {
         **_clearing(state, [placed.card for placed in state.display]),
-        foul_scorers=scorers,
-        foul_any_card=data["any_card"],
-        phase=FOUL if scorers else DRAWING,
-    )
+        "foul_scorers": scorers,
+        "foul_any_card": data["any_card"],
+        "phase": FOUL if scorers else DRAWING,
+    }
 
 
-def _next_foul_scorer(state: State) -> dict[str, object]:
+def _next_foul_scorer(state: State) -> Changes:
     """The fields that change as the head of the foul scorers has decided."""
     rest = state.foul_scorers[1:]
     return {"foul_scorers": rest, "phase": FOUL if rest else DRAWING}
 
 
-def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> State:
+def _on_foul_scored(state: State, data: Mapping[str, JSON]) -> Changes:
     seat = data["seat"]
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
     won = card.flipped() if data["flip"] else card
-    return replace(
-        state,
-        hands=with_item(state.hands, seat, hand),
+    return {
+        "hands": with_item(state.hands, seat, hand),
         **_scoring(state, seat, (won,), data["points"]),
         **_next_foul_scorer(state),
-    )
+    }
 
 
-def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, **_next_foul_scorer(state))
+def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> Changes:
+    return _next_foul_scorer(state)
 
 
-def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> State:
-    seat, card = data["seat"], _card_from_json(data["card"])
+def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, drawn, top = data["seat"], data["card"], state.draw_top
+    # The card drawn is the top card turned up before, already built: not read from JSON again
+    # (but in a game begun before the top card was shown).
+    card = top if top is not None and top.id == drawn["id"] else _card_from_json(drawn)
     kind, pile = KIND_OF[card.face, card.back], state.draw_pile
-    return replace(
-        state,
-        hands=with_item(state.hands, seat, (*state.hands[seat], card)),
-        draw_pile=with_item(pile, kind, pile[kind] - 1),
-        next_id=max(state.next_id, card.id + 1),
-        draw_top=None,
-    )
+    return {
+        "hands": with_item(state.hands, seat, (*state.hands[seat], card)),
+        "draw_pile": with_item(pile, kind, pile[kind] - 1),
+        "next_id": max(state.next_id, card.id + 1),
+        "draw_top": None,
+    }
 
 
-def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> State:
+def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> Changes:
     card = _card_from_json(data["card"])
-    return replace(state, draw_top=card, next_id=card.id + 1)
+    return {"draw_top": card, "next_id": card.id + 1}
 
 
-def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(
-        state,
-        draw_pile=state.discard_pile,
-        discarded=(),
-        refilled=True,
-        draw_top=None,
-    )
+def _on_discard_reshuffled(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {
+        "draw_pile": state.discard_pile,
+        "discarded": (),
+        "refilled": True,
+        "draw_top": None,
+    }
 
 
-def _on_turn_passed(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=data["seat"], phase=PLAY)
+def _on_turn_passed(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"turn": data["seat"], "phase": PLAY}
 
 
-def _on_game_ended(state: State, data: Mapping[str, JSON]) -> State:
-    return replace(state, turn=None, phase=OVER, foul_scorers=())
+def _on_game_ended(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"turn": None, "phase": OVER, "foul_scorers": ()}
 
 
-EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], State]] = {
+EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], Changes]] = {
     "CardsDealt": _on_cards_dealt,
     "FirstSeatChosen": _on_first_seat_chosen,
     "CardPlayed": _on_card_played,
@@ -539,7 +535,27 @@ def evolve(state: State, event: Event) -> State:
         evolver = EVOLVERS[event.type]
     except KeyError:
         raise ValueError(f"krumme10 has no event {event.type!r}") from None
-    return evolver(state, event.data)
+    return replace(state, **evolver(state, event.data))
+
+
+class _Folding(Decision[State]):
+    """A move's `Decision` that folds its events into one copy of the state, made as the move
+    begins: each event's changes are written into that copy instead of copying the state (all its
+    fields) once per event. Nobody else sees the copy before `outcome` hands it over, so no state
+    anyone holds ever changes; but `log.state` is that one copy all along, so a `state` read from
+    it before an `add` shows the event's changes after it too."""
+
+    __slots__ = ("_fields",)
+
+    def __init__(self, state: State) -> None:
+        super().__init__(evolve, replace(state), EVENT_VERSIONS)
+        # The copy's fields, written past the frozen dataclass's `__setattr__` as `frozen.replace`
+        # sets a new copy's; kept at hand, as `__dict__` is a slow attribute to look up.
+        self._fields = self.state.__dict__
+
+    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
+        self.events.append(Event(type_, data, EVENT_VERSIONS.get(type_, 1)))
+        self._fields.update(EVOLVERS[type_](self.state, data))
 
 
 # --- decide --------------------------------------------------------------------------------------
@@ -571,9 +587,9 @@ def parse_move(move: JSON) -> ParsedMove:
     """The move's fields, checked for shape only; raises RuleError("move-format")."""
     # dict first: a move is nearly always one, and the Mapping ABC's check costs more (a tuple,
     # not `dict | Mapping`, which would build a union at each call).
-    if not isinstance(move, (dict, Mapping)) or not isinstance(move.get("type"), str):
+    kind = move.get("type") if isinstance(move, (dict, Mapping)) else None
+    if not isinstance(kind, str):
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
-    kind = move["type"]
     fields = MOVE_FIELDS.get(kind)
     if fields is None or move.keys() != fields:
         raise RuleError("move-format", f"a Krumme10 move is one of {MOVE_SHAPES}")
@@ -595,17 +611,28 @@ def parse_move(move: JSON) -> ParsedMove:
     return kind, card, flag, frozenset(flips)
 
 
-# Moves built once and shared by every `legal_moves` answer that lists them (the rules contract
-# lets it; callers never change them): most answers are a hand's cards played either way up.
-
-
-@cache
 def either_way(move_type: str, card_id: int) -> tuple[JSON, JSON]:
     """The `move_type` ("play" or "foul_score") moves of card `card_id`, normally or flipped."""
     return (
         {"type": move_type, "card": card_id, "flip": False},
         {"type": move_type, "card": card_id, "flip": True},
     )
+
+
+# Moves built once and shared by every `legal_moves` answer that lists them (the rules contract
+# lets it; callers never change them): most answers are a hand's cards played either way up. A
+# card's are cached by its id alone: a cache keyed by one int looks it up as it is, where two
+# arguments would first be packed into a tuple and hashed, for each card in hand at each turn.
+
+
+@cache
+def play_moves(card_id: int) -> tuple[JSON, JSON]:
+    return either_way("play", card_id)
+
+
+@cache
+def foul_score_moves(card_id: int) -> tuple[JSON, JSON]:
+    return either_way("foul_score", card_id)
 
 
 @cache
@@ -915,9 +942,7 @@ class Krumme10(DecidesBySteps):
             events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
         first = choose_first_seat(players, options, rng)
         events.append(Event("FirstSeatChosen", {"seat": first}))
-        log = Decision(
-            evolve, reduce(evolve, events, self.initial_state(players, options)), EVENT_VERSIONS
-        )
+        log = _Folding(reduce(evolve, events, self.initial_state(players, options)))
         _show_top(log, rng)
         return [*events, *log.events]
 
@@ -937,7 +962,7 @@ class Krumme10(DecidesBySteps):
                 return []
             moves: list[JSON] = []
             for card in foul_cards(state, seat):
-                moves += either_way("foul_score", card.id)
+                moves += foul_score_moves(card.id)
             moves.append(PASS_MOVE)
             return moves
         if seat != state.turn:
@@ -945,7 +970,7 @@ class Krumme10(DecidesBySteps):
         if phase == PLAY:
             moves = []
             for card in state.hands[seat]:
-                moves += either_way("play", card.id)
+                moves += play_moves(card.id)
             return moves
         if phase == DIRECTION:
             return list(DIRECTION_MOVES)
@@ -971,7 +996,7 @@ class Krumme10(DecidesBySteps):
         kind, card, flag, flips = parse_move(move)
         if seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
-        log = Decision(evolve, state, EVENT_VERSIONS)
+        log = _Folding(state)
         match kind:
             case "play":
                 _play(log, seat, card, flag)
@@ -991,15 +1016,15 @@ class Krumme10(DecidesBySteps):
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         # Nobody sees a down face, so every seat sees what a spectator sees.
         return {
-            "hands": [[_public_card(card) for card in hand] for hand in state.hands],
+            "hands": [list(map(_public_card, hand)) for hand in state.hands],
             "draw_pile": state.draw_pile_size,
             "discard_pile": len(state.discarded),
-            "discarded": [_shown_json(card) for card in state.discarded],
-            "display": [_placed_json(placed) for placed in state.display],
+            "discarded": _shown_cards(state.discarded),
+            "display": list(map(_placed_json, state.display)),
             "total": state.total,
             "target": state.target,
             "scores": list(state.scores),
-            "won": [[_shown_json(card) for card in cards] for cards in state.won],
+            "won": [_shown_cards(cards) for cards in state.won],
             "teams": None if state.teams is None else list(state.teams),
             "turn": state.turn,
             "direction": CLOCKWISE if state.direction == 1 else COUNTERCLOCKWISE,
@@ -1336,17 +1361,26 @@ def take(backs: list[int], rng: Random) -> int:
     return back
 
 
-def _shown_json(card: Card) -> dict[str, JSON]:
-    """A card out of anyone's hands: its back too once it was flipped."""
-    back = None
-    if card.revealed:
-        value, pink = _face_json(card.back)
-        back = {"face": value, "pink": pink}
-    return {**_public_card(card), "flipped": card.revealed, "back": back}
+def _shown_cards(cards: Iterable[Card]) -> list[dict[str, JSON]]:
+    """Cards out of anyone's hands: each one's back too once it was flipped."""
+    # One comprehension, `_public_card`'s fields written out, rather than a call for each card:
+    # a view shows every card played so far this way, and a search's playouts ask for a view at
+    # each move.
+    return [
+        {
+            "id": id_,
+            "face": VALUE[face],
+            "pink": face == PINK_FOUR,
+            "flipped": revealed,
+            "back": {"face": VALUE[back], "pink": back == PINK_FOUR} if revealed else None,
+        }
+        for id_, face, back, revealed in cards
+    ]
 
 
 def _placed_json(placed: Placed) -> dict[str, JSON]:
-    return {**_shown_json(placed.card), "seat": placed.seat, "stolen_from": placed.stolen_from}
+    (shown,) = _shown_cards((placed.card,))
+    return {**shown, "seat": placed.seat, "stolen_from": placed.stolen_from}
 
 
 def _strip_back(card: Mapping[str, JSON]) -> dict[str, JSON]:

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import exp, sqrt
 from random import Random
+from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
@@ -45,8 +46,10 @@ INFO = GameInfo(
 )
 
 
-@dataclass(frozen=True)
-class PileCard:
+class PileCard(NamedTuple):
+    """A card on the pile and who played it: a named tuple, built on every card played, where a
+    frozen dataclass's `__init__` set each field through `object.__setattr__`."""
+
     seat: int
     card: int
 
@@ -170,13 +173,13 @@ class Pig10(FoldsAfterDeciding):
             case "CardPlayed":
                 seat, card = data["seat"], data["card"]
                 hands = with_item(state.hands, seat, _remove(state.hands[seat], card))
-                played = replace(
+                return replace(
                     state,
                     hands=hands,
                     pile=(*state.pile, PileCard(seat, card)),
                     pile_value=data["value"],
+                    turn=self._next_turn(hands, state.draw_pile_size, seat),
                 )
-                return replace(played, turn=self._next_turn(played, seat))
             case "PileWon":
                 won = list(state.won)
                 won[data["seat"]] += len(state.pile)
@@ -191,11 +194,13 @@ class Pig10(FoldsAfterDeciding):
         raise ValueError(f"pig10 has no event {event.type!r}")
 
     @staticmethod
-    def _next_turn(state: State, mover: int) -> int | None:
+    def _next_turn(hands: tuple[tuple[int, ...], ...], drawable: int, mover: int) -> int | None:
+        """Who moves after `mover`, once the card is played from `hands` (`drawable` cards
+        left to draw)."""
         # While the draw pile lasts every hand is refilled to three, so nobody is skipped.
-        if state.draw_pile_size:
-            return (mover + 1) % state.players
-        return next_seat(mover, state.players, lambda seat: bool(state.hands[seat]))
+        if drawable:
+            return (mover + 1) % len(hands)
+        return next_seat(mover, len(hands), lambda seat: bool(hands[seat]))
 
     def to_act(self, state: State) -> frozenset[int]:
         return frozenset() if state.turn is None else frozenset({state.turn})
@@ -223,14 +228,10 @@ class Pig10(FoldsAfterDeciding):
             raise self._mode_error(state, card, mode)
         value = pile_value_after(state.pile_value, card, mode)
         events = [Event("CardPlayed", {"seat": seat, "card": card, "mode": mode, "value": value})]
-        pile_cards = [*(played.card for played in state.pile), card]
-        if value == TARGET:
-            events.append(Event("PileWon", {"seat": seat, "cards": pile_cards, "reason": "pig10"}))
-        elif value > TARGET:
-            previous = state.pile[-1].seat
-            events.append(
-                Event("PileWon", {"seat": previous, "cards": pile_cards, "reason": "bust"})
-            )
+        if value >= TARGET:
+            winner, reason = (seat, "pig10") if value == TARGET else (state.pile[-1].seat, "bust")
+            pile_cards = [*(played.card for played in state.pile), card]
+            events.append(Event("PileWon", {"seat": winner, "cards": pile_cards, "reason": reason}))
         if state.draw_pile_size:
             events.append(
                 Event("CardDrawn", {"seat": seat, "card": multiset.draw(state.draw_pile, rng)})
@@ -239,7 +240,7 @@ class Pig10(FoldsAfterDeciding):
 
     @staticmethod
     def _parse(move: JSON) -> tuple[int, str]:
-        if not isinstance(move, Mapping) or set(move) != {"card", "mode"}:
+        if not isinstance(move, Mapping) or move.keys() != {"card", "mode"}:
             raise RuleError("move-format", 'a Pig 10 move is {"card": 0..10, "mode": "add"|...}')
         card, mode = move["card"], move["mode"]
         if isinstance(card, bool) or not isinstance(card, int) or not 0 <= card <= TARGET:

@@ -14,7 +14,9 @@ what they mean for this seat's win: its own (its team's) count for it, every opp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache, lru_cache
+from itertools import chain
 from random import Random
 
 from domain.bots import Turn
@@ -61,27 +63,36 @@ class Table:
     worth: tuple[float, ...]
     """A point for each seat, in our points: +1 for us (shared by our team), opponents' points
     count against us, spread over them."""
+    faces: tuple[tuple[int, ...], ...]
+    """Each seat's cards by up face code, read from the view once for every rule that asks."""
+    pinks: int
+    """The pink 4s showing in the display."""
+    face_of: Mapping[int, int]
+    """The up face code of every card in front of a player, by id: what a move names."""
+    off_target: dict[int, float] = field(default_factory=dict, compare=False)
+    """`off_target_value` of each face code landing, as far as worked out (`landing_value`)."""
 
     @staticmethod
     def of(turn: Turn) -> Table:
         view = turn.view
+        teams = view["teams"]
         return Table(
             view,
             turn.seat,
             back_odds(view, turn.options.get(PINK_FOURS.name, PINK_FOURS.default)),
-            point_worth(view["teams"], turn.players, turn.seat),
+            point_worth(None if teams is None else tuple(teams), turn.players, turn.seat),
+            tuple(tuple(map(face_code, hand)) for hand in view["hands"]),
+            pinks_showing(view["display"]),
+            {card["id"]: face_code(card) for hand in view["hands"] for card in hand},
         )
-
-    def hand(self, seat: int) -> Sequence[Card]:
-        hand: Sequence[Card] = self.view["hands"][seat]
-        return hand
 
     def friends(self, seat: int, other: int) -> bool:
         teams = self.view["teams"]
         return seat == other if teams is None else teams[seat] == teams[other]
 
 
-def point_worth(teams: Sequence[int] | None, players: int, seat: int) -> tuple[float, ...]:
+@cache
+def point_worth(teams: tuple[int, ...] | None, players: int, seat: int) -> tuple[float, ...]:
     """+1 spread over our team, -1 spread over the other teams and their members: a point for
     everyone changes nothing, as a team's score is its members' average."""
     team_of = list(range(players)) if teams is None else list(teams)
@@ -93,15 +104,24 @@ def point_worth(teams: Sequence[int] | None, players: int, seat: int) -> tuple[f
     )
 
 
-def back_odds(view: View, pink_fours: int) -> dict[int, tuple[tuple[int, float], ...]]:
+def back_odds(view: View, pink_fours: int) -> Mapping[int, tuple[tuple[int, float], ...]]:
     """The chance of each back behind each face, in proportion to the cards of each kind not yet
     seen from both sides (a guess as good as any player's, and cheap)."""
     unseen = list(deck_counts(pink_fours))
-    shown = [*view["display"], *view["discarded"], *(card for won in view["won"] for card in won)]
-    for card in shown:
-        back = back_code(card)
+    for card in chain(view["display"], view["discarded"], *view["won"]):
+        back = card["back"]
         if back is not None:
-            unseen[KIND_OF[face_code(card), back]] -= 1
+            # `face_code` and `back_code` written out: every card played so far is read here,
+            # at each move of a search's playouts.
+            face = PINK_FOUR if card["pink"] else card["face"]
+            unseen[KIND_OF[face, PINK_FOUR if back["pink"] else back["face"]]] -= 1
+    return odds_of_unseen(tuple(unseen))
+
+
+@lru_cache(maxsize=256)
+def odds_of_unseen(unseen: tuple[int, ...]) -> Mapping[int, tuple[tuple[int, float], ...]]:
+    """`back_odds` from the count of each kind not yet seen from both sides: the same few counts
+    come up in every playout of a search, so each is worked out once (callers only read it)."""
     behind: dict[int, list[tuple[int, int]]] = {face: [] for face in range(len(VALUE))}
     for kind, (first, second) in enumerate(KINDS):
         behind[first].append((second, unseen[kind]))
@@ -135,22 +155,22 @@ def jackpot(pinks: int, target: int) -> int:
     return VALUE[PINK_FOUR] * pinks if target == RAISED_TARGET else 0
 
 
-def foul_points(table: Table, hand: Sequence[Card], any_card: bool) -> float:
-    """What a hand scores from another team's foul: its lowest card (any card past 15), flipped
-    when that pays."""
-    if not hand:
+def foul_points(table: Table, faces: Sequence[int], any_card: bool) -> float:
+    """What a hand (its up face codes) scores from another team's foul: its lowest card (any card
+    past 15), flipped when that pays."""
+    if not faces:
         return 0.0
-    lowest = min(VALUE[face_code(card)] for card in hand)
-    allowed = [card for card in hand if any_card or VALUE[face_code(card)] == lowest]
-    return max(scoring_value(table, face_code(card)) for card in allowed)
+    lowest = min(VALUE[face] for face in faces)
+    allowed = [face for face in faces if any_card or VALUE[face] == lowest]
+    return max(scoring_value(table, face) for face in allowed)
 
 
 def foul_loss(table: Table, fouler: int, any_card: bool) -> float:
     """Over the target, every player of another team than the fouler scores foul points: never
     overshoot while another move is left."""
     return sum(
-        table.worth[seat] * foul_points(table, hand, any_card)
-        for seat, hand in enumerate(table.view["hands"])
+        table.worth[seat] * foul_points(table, faces, any_card)
+        for seat, faces in enumerate(table.faces)
         if not table.friends(seat, fouler)
     )
 
@@ -180,7 +200,7 @@ def reply_value(table: Table, total: int, target: int, pinks: int, following: in
     they show, better still only cards that overshoot, so they foul unless a flip saves them."""
     if following is None:
         return 0.0
-    faces = [face_code(card) for card in table.hand(following)]
+    faces = table.faces[following]
     hits = [
         scoring_value(table, face) + jackpot(pinks, reached)
         for face in faces
@@ -199,33 +219,43 @@ def reply_value(table: Table, total: int, target: int, pinks: int, following: in
 
 def landing_value(table: Table, face: int, back: int | None) -> float:
     """What a card of ours landing with `face` up (its back seen or not) is worth: exactly on
-    target we score it, over it we foul, below it the next player replies (after a pink 4 we
-    choose which way play goes on)."""
+    target we score it, else `off_target_value`."""
     view = table.view
-    pinks = pinks_showing(view["display"])
     total, target = landing(view["total"], view["target"], face)
     if total == target:
-        return table.worth[table.seat] * (scoring_value(table, face, back) + jackpot(pinks, target))
+        points = scoring_value(table, face, back) + jackpot(table.pinks, target)
+        return table.worth[table.seat] * points
+    # Off target the back plays no part, and one choice asks for the same few faces again and
+    # again (each flip weighs every back it may hide): each face is worked out once per table.
+    value = table.off_target.get(face)
+    if value is None:
+        value = table.off_target[face] = off_target_value(table, face, total, target)
+    return value
+
+
+def off_target_value(table: Table, face: int, total: int, target: int) -> float:
+    """What a card of ours landing with `face` up, to `total` off `target`, is worth: over it we
+    foul, below it the next player replies (after a pink 4 we choose which way play goes on)."""
     if total > target:
         return foul_loss(table, table.seat, target == RAISED_TARGET)
-    clockwise = view["direction"] == CLOCKWISE
+    clockwise = table.view["direction"] == CLOCKWISE
     ways = (clockwise, not clockwise) if face == PINK_FOUR else (clockwise,)
-    pinks += face == PINK_FOUR
+    pinks = table.pinks + (face == PINK_FOUR)
     return max(reply_value(table, total, target, pinks, next_player(table, way)) for way in ways)
 
 
-def flip_landing_value(table: Table, card: Card) -> float:
-    """A card played flipped (or stolen) lands on its unknown back: weigh every back by its odds.
-    A flip is the gamble that may hit where no face does, or steer clear of an overshoot."""
-    face = face_code(card)
+def flip_landing_value(table: Table, face: int) -> float:
+    """A card showing `face` played flipped (or stolen) lands on its unknown back: weigh every
+    back by its odds. A flip is the gamble that may hit where no face does, or steer clear of an
+    overshoot."""
     return sum(chance * landing_value(table, back, face) for back, chance in table.backs[face])
 
 
 def play_value(table: Table, move: JSON) -> float:
-    (card,) = [card for card in table.hand(table.seat) if card["id"] == move["card"]]
+    face = table.face_of[move["card"]]
     if move["flip"]:
-        return flip_landing_value(table, card)
-    return landing_value(table, face_code(card), None)
+        return flip_landing_value(table, face)
+    return landing_value(table, face, None)
 
 
 def score_value(table: Table, move: JSON) -> float:
@@ -250,8 +280,7 @@ def score_value(table: Table, move: JSON) -> float:
 def steal_value(table: Table, move: JSON) -> float:
     """A 1 lets us play anyone's card flipped: worth it when its back is likely to hit (a 5 may
     hide a 0 that keeps us on target, and then scores as the 5) rather than to overshoot."""
-    (card,) = [card for hand in table.view["hands"] for card in hand if card["id"] == move["card"]]
-    return flip_landing_value(table, card)
+    return flip_landing_value(table, table.face_of[move["card"]])
 
 
 def pass_value(table: Table, move: JSON) -> float:
@@ -261,8 +290,7 @@ def pass_value(table: Table, move: JSON) -> float:
     if view["phase"] == FOUL:
         return 0.0
     following = next_player(table, view["direction"] == CLOCKWISE)
-    pinks = pinks_showing(view["display"])
-    return reply_value(table, view["total"], view["target"], pinks, following)
+    return reply_value(table, view["total"], view["target"], table.pinks, following)
 
 
 def direction_value(table: Table, move: JSON) -> float:
@@ -271,15 +299,13 @@ def direction_value(table: Table, move: JSON) -> float:
     if view["total"] >= view["target"]:
         return 0.0
     clockwise = (view["direction"] == CLOCKWISE) != move["reverse"]
-    pinks = pinks_showing(view["display"])
     following = next_player(table, clockwise)
-    return reply_value(table, view["total"], view["target"], pinks, following)
+    return reply_value(table, view["total"], view["target"], table.pinks, following)
 
 
 def foul_score_value(table: Table, move: JSON) -> float:
     """Foul points: the card (any card past 15) counting most, flipped if that pays on average."""
-    (card,) = [card for card in table.hand(table.seat) if card["id"] == move["card"]]
-    face = face_code(card)
+    face = table.face_of[move["card"]]
     return flipped_value(table, face, None) if move["flip"] else VALUE[face]
 
 

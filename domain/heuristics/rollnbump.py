@@ -133,30 +133,30 @@ def read_table(turn: Turn) -> Table:
     view, seat = turn.view, turn.seat
     points = kind_points(turn.options)
     counts = [colour_counts(view, other) for other in range(turn.players)]
+    mine, share = counts[seat], bump_share(turn.players - 1)
     targets = []
     for stack, entry in enumerate(view["stacks"]):
-        claim = entry["claim"]
-        if entry["card"] is None or (claim is not None and claim["seat"] == seat):
+        card, claim = entry["card"], entry["claim"]
+        if card is None or (claim is not None and claim["seat"] == seat):
             continue
-        kind, colour = KIND_AND_COLOUR[entry["card"]]
-        worth = float(card_gain(counts[seat], colour, points[kind]))
+        kind, colour = KIND_AND_COLOUR[card]
+        worth = float(card_gain(mine, colour, points[kind]))
         to_beat = -1
         if claim is not None:
-            lost = card_gain(counts[claim["seat"]], colour, points[kind])
-            worth += lost * bump_share(turn.players - 1)
+            worth += card_gain(counts[claim["seat"]], colour, points[kind]) * share
             to_beat = strength(kind, tuple(claim["dice"]))
         targets.append(Target(stack, kind, worth, to_beat))
     white, spot, joker = view["white_die"], view["white_spot"], view["joker"]
     spot_to_beat = None
     if white["holder"] is None and (spot is None or spot["seat"] != seat):
         spot_to_beat = 0 if spot is None else sum(spot["dice"])
-    joker_to = None if joker["holder"] is not None else joker_colour(counts[seat])
+    joker_to = None if joker["holder"] is not None else joker_colour(mine)
     return Table(
         targets=tuple(targets),
         opponents=turn.players - 1,
         spot_to_beat=spot_to_beat,
         joker_colour=joker_to,
-        joker_worth=0.0 if joker_to is None else card_gain(counts[seat], joker_to, points[JOKER]),
+        joker_worth=0.0 if joker_to is None else card_gain(mine, joker_to, points[JOKER]),
         dice=tuple(view["dice"]),
         rolls=view["rolls"],
         claiming=view["step"] == STEP_CLAIM,
@@ -222,8 +222,10 @@ def completion_chance(wanted: Dice, kept: Dice, rolled: int, rolls: int) -> floa
     return hits_of_a_run(missing, rolled, rolls)
 
 
+@cache
 def patterns(kind: int, to_beat: int) -> tuple[Dice, ...]:
-    """Every set of dice that claims a card of `kind` over a claim of strength `to_beat`."""
+    """Every set of dice that claims a card of `kind` over a claim of strength `to_beat`. A few
+    hundred, each asked for at every new hand `aims` meets."""
     if kind < PAIR:
         return tuple((kind + 1,) * count for count in range(max(1, to_beat + 1), DICE + 1))
     if kind <= QUAD:
@@ -243,9 +245,11 @@ def bump_chance(kind: int, held: int) -> float:
     return 1 - miss
 
 
+@cache
 def claim_safety(kind: int, held: int, opponents: int) -> float:
     """A claim pays only if it survives every opponent's turn: claim with high pips on a
-    pattern card and with several dice on a single card, which few rolls can beat."""
+    pattern card and with several dice on a single card, which few rolls can beat. Remembered:
+    a few hundred answers, asked for by every new hand `aims` and `claim_options` meet."""
     return (1 - ATTENTION * bump_chance(kind, held)) ** opponents
 
 
@@ -293,9 +297,9 @@ def leftover_value(table: Table, dice: Dice) -> float:
     asks at the end of every branch."""
     if joker_for(table, dice) is not None:
         return table.joker_worth
-    if table.spot_to_beat is None or not dice or sum(dice) <= table.spot_to_beat:
+    if table.spot_to_beat is None or (pips := sum(dice)) <= table.spot_to_beat:
         return 0.0
-    return WHITE_DIE_MEAN * spot_safety(sum(dice), table.opponents)
+    return WHITE_DIE_MEAN * spot_safety(pips, table.opponents)
 
 
 def best_plan(table: Table, dice: Dice) -> Plan:
@@ -317,31 +321,31 @@ thousand new ones a choice."""
 _plans: dict[tuple[object, ...], Plan] = {}
 
 
-Board = tuple[object, ...]
-"""The parts of a `Table` a plan depends on, as plain tuples (`board`)."""
-
-
-def board(table: Table) -> Board:
-    """The parts of `table` a plan depends on."""
-    return (
-        table.targets,
-        table.opponents,
-        table.spot_to_beat,
-        table.joker_colour,
-        table.joker_worth,
+@cache
+def reach(dice: Dice) -> tuple[int, ...]:
+    """For each kind, the strength of the strongest claim `dice` make on a card of it; -1 if
+    none fits, which beats no `Target.to_beat` (-1 on an unclaimed card)."""
+    return tuple(
+        max((strength(kind, claim) for claim in claims_for(kind, dice)), default=-1)
+        for kind in range(JOKER)
     )
 
 
-def _kept_plan(table: Table, dice: Dice, on: Board | None = None) -> Plan:
-    """`_search_plan`, remembered by `board(table)` (or `on`, if the caller has it already) and
-    the dice; forgets everything once `PLANS_KEPT` are kept. The plan is a pure function of
-    them, so the cache changes no result."""
-    key = (board(table) if on is None else on, dice)
+def _kept_plan(table: Table, dice: Dice) -> Plan:
+    """`_search_plan`, remembered by what the plan depends on: the targets the dice can claim,
+    the rest of the table a plan reads (the joker only for five of a kind) and the dice;
+    forgets everything once `PLANS_KEPT` are kept. The plan is a pure function of them, so
+    the cache changes no result. Keyed by the whole table, it searched more than twice as
+    many plans in hard's playouts, which mostly change cards the dice do not fit."""
+    strongest = reach(dice)
+    targets = tuple([target for target in table.targets if strongest[target.kind] > target.to_beat])
+    joker = None if joker_for(table, dice) is None else (table.joker_colour, table.joker_worth)
+    key = (targets, table.opponents, table.spot_to_beat, joker, dice)
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) >= PLANS_KEPT:
             _plans.clear()
-        plan = _plans[key] = _search_plan(table, dice)
+        plan = _plans[key] = _search_plan(table, targets, dice)
     return plan
 
 
@@ -352,17 +356,10 @@ def _copied(move: JSON) -> JSON:
     }
 
 
-def _search_plan(table: Table, dice: Dice) -> Plan:
-    """`best_plan` searched: every claim on every target, or none, with the dice left.
-
-    Cheaper ways to the same plan: a target the dice cannot claim is left out at once (it
-    would only pass the same dice on), and the search weighs values only, the moves being
-    built once, along the best claims."""
-    targets = [
-        target
-        for target in table.targets
-        if claim_options(target.kind, target.to_beat, table.opponents, dice)
-    ]
+def _search_plan(table: Table, targets: Sequence[Target], dice: Dice) -> Plan:
+    """`best_plan` searched over `targets`, the table's targets the dice can claim (a target
+    they cannot would only pass the same dice on): every claim on each, or none, with the dice
+    left. The search weighs values only, the moves being built once, along the best claims."""
     # (index, dice) -> what the dice are worth from target `index` on, the claim on it that
     # gets that (None: none) and the dice it leaves.
     best: dict[tuple[int, Dice], tuple[float, Dice | None, Dice]] = {}
@@ -438,11 +435,10 @@ def reroll(table: Table, rng: Random) -> tuple[float, JSON | None]:
             if aim is not None:
                 aimed.append((wanted, table.joker_worth, *aim))
     fallbacks: dict[Dice, float] = {}
-    on = board(table)
     best: tuple[float, float, JSON | None] = float("-inf"), 0.0, None
     for wanted, worth, kept, chance in aimed:
         if kept not in fallbacks:
-            fallbacks[kept] = _kept_plan(table, kept, on).value
+            fallbacks[kept] = _kept_plan(table, kept).value
         value = chance * worth + (1 - chance) * fallbacks[kept]
         tie = rng.random()
         if (value, tie) > best[:2]:
@@ -552,14 +548,13 @@ def planned_keep(table: Table) -> tuple[float, Dice | None]:
     dice that serve several targets at once and counts every card a roll may hit, not only
     the one aimed at. Sets of five dice are few (252), so the whole turn takes some thousand
     plans."""
-    on = board(table)
     stopping: dict[Dice, float] = {}
     reached: dict[tuple[Dice, int], float] = {}
     promised: dict[tuple[Dice, int], float] = {}
 
     def stop(dice: Dice) -> float:
         if dice not in stopping:
-            stopping[dice] = _kept_plan(table, dice, on).value
+            stopping[dice] = _kept_plan(table, dice).value
         return stopping[dice]
 
     def best(dice: Dice, rolls: int) -> float:

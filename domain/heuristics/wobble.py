@@ -57,6 +57,8 @@ def _best(moves: list[JSON], key: Callable[[JSON], float]) -> list[JSON]:
     """The moves with the highest `key`."""
     keys = list(map(key, moves))
     top = max(keys)
+    if keys.count(top) == len(keys):
+        return moves  # most often none is better: no need to pick them out one by one
     return [move for move, mine in zip(moves, keys, strict=True) if mine == top]
 
 
@@ -154,7 +156,13 @@ def jerk_hardest(turn: Turn, moves: list[JSON]) -> list[JSON]:
 
 def shed_most_cards(turn: Turn, moves: list[JSON]) -> list[JSON]:
     """Play two identical cards together: a hand two cards smaller, and the action doubled."""
-    return _best(moves, lambda m: len(_cards(m)) if m["type"] in SHEDDING else 0)
+    return _best(moves, _shed)
+
+
+def _shed(move: JSON) -> int:
+    """How many cards `move` sheds: a shedding move always lists its cards (no `_cards` call,
+    as this is asked of every move at almost every turn)."""
+    return len(move["cards"]) if move["type"] in SHEDDING else 0
 
 
 def keep_color_swaps(turn: Turn, moves: list[JSON]) -> list[JSON]:

@@ -11,7 +11,7 @@ import pytest
 
 from domain.bots import RandomBot, Turn
 from domain.dice import rng_at
-from domain.games.krasskariert import CODE, RULES, State
+from domain.games.krasskariert import CODE, DECK_COUNTS, RULES, State, hand_layout
 from domain.heuristics import krasskariert as heuristic
 from domain.rules import JSON
 from tests.bounds import bounded
@@ -147,3 +147,29 @@ def test_beat_at_any_cost_without_a_reserve() -> None:
         [5, 5, 1], [8, 7, 7, 6], [2], reserves=[[], [1], []], trick=[(0, [5, 5], "pair", 5)]
     )
     assert decided_by(with_reserve, 1)[0] == "take_the_fitting_reserve"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_hands_layout_tells_the_shape_a_move_leaves_as_the_whole_new_hand_would(
+    seed: int,
+) -> None:
+    """`Layout.shape` adds up the two sides of the place a move changes; `hand_layout` passes
+    over the whole new hand. Random hands (from the deck, and crowded with a few ranks, X, DRAW
+    and STOP so that combinations cross the place), every take-out and every put-in."""
+    rng = Random(seed)
+    deck = [code for code, count in enumerate(DECK_COUNTS) for _ in range(count)]
+    few = [1, 2, 3, 4, CODE["X"], CODE["DRAW"], CODE["STOP"]]
+    for _ in range(500):
+        size = rng.randrange(19)
+        hand = tuple(rng.sample(deck, size) if rng.random() < 0.5 else rng.choices(few, k=size))
+        layout = heuristic.layout_of(hand)
+        plays, joined = hand_layout(hand)
+        assert heuristic.hand_shape(hand) == (plays, -joined)
+        for at in range(size):
+            for count in (1, 2, 3)[: size - at]:
+                left = hand_layout(hand[:at] + hand[at + count :])
+                assert layout.without(at, count) == (left[0], -left[1]), (hand, at, count)
+        for at in range(size + 1):
+            card = rng.choice(deck)
+            grown = hand_layout((*hand[:at], card, *hand[at:]))
+            assert layout.shape(at, at, (card,)) == (grown[0], -grown[1]), (hand, at, card)

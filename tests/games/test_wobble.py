@@ -21,6 +21,7 @@ from domain.games.wobble import (
     ATTACK,
     CARD,
     CARDS,
+    CHOOSING,
     INFO,
     NAME,
     NO_CARDS,
@@ -34,6 +35,7 @@ from domain.games.wobble import (
     Attack,
     State,
     Step,
+    choices,
     deck_counts,
     matches,
     parse_deck,
@@ -441,6 +443,16 @@ def test_commands_out_of_turn_are_refused_without_a_penalty() -> None:
     assert broken_rule(state, 0, {"type": "play", "cards": ["cyan:1"], "swap_with": True}) in (
         "move-format",
     )
+
+
+def test_a_listed_move_is_taken_as_listed_and_any_other_is_checked_field_by_field() -> None:
+    state = position(["cyan:0", "green:7"], ["cyan:2"])
+    listed = next(m for m in RULES.legal_moves(state, 0) if m.get("swap_with") == 1)
+    _, events = act(state, 0, listed)
+    # An equal move built anew decides the same; `True == 1` must not pass for seat 1.
+    assert RULES.decide(state, 0, dict(listed), Random(SEED)) == events
+    assert broken_rule(state, 0, {**listed, "swap_with": True}) == "move-format"
+    assert broken_rule(state, 0, {**listed, "swap_with": 1.0}) == "move-format"
 
 
 # --- Toss in (out of turn) -----------------------------------------------------------------------
@@ -1226,3 +1238,13 @@ def test_evaluate_favours_the_smaller_and_cheaper_hand() -> None:
     assert shares[0] > shares[1]
     over = replace(position(small, big, scores=[520, 100]), phase=OVER)
     assert RULES.evaluate(over) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("colour", ["yellow", "cyan"])
+def test_the_cards_that_ask_for_a_choice_are_the_ones_listed_as_choosing(colour: str) -> None:
+    """`_plays` lists the other cards' moves without asking `choices`: a card that comes to ask
+    for one must join `CHOOSING`, or its choice would never be offered."""
+    state = position([FILLER], [FILLER], [FILLER], top=f"{colour}:5")
+    for card in CARDS:
+        asks = choices(state, 0, card) != [{}]
+        assert asks == (card.code in CHOOSING), card.code
