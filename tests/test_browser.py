@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from tests.browser import open_table
 
@@ -54,6 +54,41 @@ def test_a_table_opened_with_a_time_preset_counts_down(page: Page) -> None:
     expect(page.locator(".seat-list .deadline").first).to_have_text(
         re.compile(r"^ (1:00|0:[0-5]\d|\d+ s) left$")
     )
+
+
+def test_a_page_left_while_it_loads_never_draws_over_the_next(page: Page) -> None:
+    """The lobby waits for the bots' list; the reader goes on to a join page meanwhile. When the
+    list arrives, the lobby draws (it then asks for its table lists) but not over the join page."""
+    held: list[Route] = []
+
+    def hold(route: Route) -> None:  # Playwright calls a function, not a bound builtin method
+        held.append(route)
+
+    page.route("**/v1/bots", hold)
+    with page.expect_request("**/v1/bots"):
+        page.goto("/")
+    created = page.request.post("/v1/tables", data={"game": "pig10", "seats": 2})
+    assert created.status == 201, created.text()
+    page.goto(f"/#/tables/{created.json()['id']}/join/1")
+    heading = page.get_by_role("heading", level=1)
+    expect(heading).to_have_text("Join a table of Pig 10")
+    assert len(held) == 1, "the lobby waits for the bots"
+    with page.expect_request(re.compile(r"/v1/tables\?status=")):
+        held[0].continue_()
+    expect(heading).to_have_text("Join a table of Pig 10")
+    expect(page.get_by_role("heading", name="Lobby")).to_have_count(0)
+
+
+def test_the_skip_link_moves_the_focus_to_the_page_and_stays_on_it(page: Page) -> None:
+    page.goto("/#/rules/pig10")
+    heading = page.get_by_role("heading", level=1)
+    expect(heading).to_contain_text("Pig 10")
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("link", name="Skip to the game")).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#content")).to_be_focused()
+    assert page.evaluate("location.hash") == "#/rules/pig10"
+    expect(heading).to_contain_text("Pig 10")
 
 
 def test_the_join_page_names_the_game_by_its_title(page: Page) -> None:
