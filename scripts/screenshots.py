@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import Page, sync_playwright
 
-from tests.browser import DESKTOP, PHONE, click_once, launch, open_table
+from tests.browser import DESKTOP, PHONE, Clicker, launch, open_table
 
 MAX_MORE_CLICKS = 10
 """Clicks after `--clicks` to finish a move whose first things are picked."""
@@ -66,11 +66,12 @@ def play(page: Page, game: str, players: int, clicks: int) -> None:
     """Open a table of `game` in the lobby and click `clicks` times, waiting out the bots, then
     until the last move is made and it is this seat's turn again (the table says what to click)."""
     open_table(page, game, players)
+    clicker = Clicker(page)
     for click in range(clicks + MAX_MORE_CLICKS):
         if click >= clicks and not page.locator(".board [data-pick].selected").count():
             break  # a move half picked is clicked on to the end
         for _ in range(200):
-            if page.locator(".board .result").count() or click_once(page):
+            if page.locator(".board .result").count() or clicker.click():
                 break
             page.wait_for_timeout(50)
     page.wait_for_timeout(1000)  # the last move is sent and the banner moves on

@@ -126,15 +126,52 @@ def open_table(
     return match.group(1)
 
 
-def click_once(page: Page) -> bool:
-    """Click one offered move button, else one thing a legal move uses; False if none is offered."""
-    # A picked thing stays clickable (to take it back); the next click goes to something else.
-    for selector in (".choices button.choice", ".board [data-pick]:enabled:not(.selected)"):
-        target = page.locator(selector)
-        if target.count():
-            try:
-                target.first.click(timeout=2000)
-            except PlaywrightError:
-                return False  # the table changed under the pointer: look again
-            return True
-    return False
+class Clicker:
+    """Clicks one move's worth at a time of what a table offers, as a player would.
+
+    A click that fails is usually the table changing under the pointer (a bot moved), and the
+    next look finds something else. One that keeps failing while moves are offered would spin
+    until the test's timeout naming nothing (once in CI, 2026-11-28, Wobble): after `PATIENCE`
+    looks in a row that offered moves and clicked none, the test fails with Playwright's reasons
+    and what the board offered.
+    """
+
+    SELECTORS = (".choices button.choice", ".board [data-pick]:enabled:not(.selected)")
+    TRIED = 3
+    """Offered things tried per look, in order, before the look counts as a miss."""
+    PATIENCE = 20
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.misses = 0
+
+    def click(self) -> bool:
+        """Click one offered move button, else one thing a legal move uses; False if nothing was
+        offered or nothing offered could be clicked this time."""
+        # A picked thing stays clickable (to take it back); the next click goes to something else.
+        for selector in self.SELECTORS:
+            targets = self.page.locator(selector)
+            offered = targets.count()
+            if not offered:
+                continue
+            reasons = []
+            for index in range(min(offered, self.TRIED)):
+                try:
+                    targets.nth(index).click(timeout=1000)
+                except PlaywrightError as error:
+                    reasons.append(error.message)
+                    continue
+                self.misses = 0
+                return True
+            self.misses += 1
+            assert self.misses < self.PATIENCE, self._stuck(selector, reasons)
+            return False
+        return False
+
+    def _stuck(self, selector: str, reasons: list[str]) -> str:
+        offered = self.page.locator(selector).evaluate_all("nodes => nodes.map(n => n.outerHTML)")
+        turn = self.page.locator("#turn").text_content()
+        return (
+            f"{self.misses} looks in a row offered {selector} and none could be clicked "
+            f"(turn: {turn!r}); offered: {offered}; the last reasons: {reasons}"
+        )

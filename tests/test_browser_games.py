@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser import PHONE, Watched, click_once, open_table
+from tests.browser import PHONE, Clicker, Watched, open_table
 from tests.sixth_game import with_sixth_game
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
@@ -25,11 +25,12 @@ SHORT = {"wobble": {"score_limit": "1"}}
 
 def play_to_the_end(page: Page) -> int:
     clicks = 0
+    clicker = Clicker(page)
     while not page.locator(".board .result").count():
         assert clicks < MAX_CLICKS, (
             f"no end after {clicks} clicks: {page.locator('#turn').text_content()}"
         )
-        if click_once(page):
+        if clicker.click():
             clicks += 1
         else:
             page.wait_for_timeout(50)  # the bots' turn

@@ -18,7 +18,7 @@ from playwright.sync_api import Page, expect
 
 from service.client import OPENAPI
 from tests.bounds import bounded
-from tests.browser import Watched, click_once, open_table
+from tests.browser import Clicker, Watched, open_table
 from tests.live import call
 from tests.sixth_game import with_sixth_game
 from tests.stack import Stack
@@ -59,9 +59,10 @@ def moves_in(log: list[dict[str, Any]], game: str) -> int:
 
 def wait_for_my_turn(page: Page, clicks: int = 0) -> None:
     """Make `clicks` moves' worth of clicks, then wait until the bots wait for this seat."""
+    clicker = Clicker(page)
     for _ in range(clicks):
         for _ in range(200):
-            if click_once(page):
+            if clicker.click():
                 break
             page.wait_for_timeout(50)
     # The banner still says "Your turn" while a click's move is on its way; moves to click are
