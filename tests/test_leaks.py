@@ -282,11 +282,21 @@ def test_no_answer_tells_a_caller_what_it_may_not_see(rules: AnyRules) -> None:
 # -- planted leaks: the oracle must find each ------------------------------------------------------
 
 
+GAMES_FOR_A_REACTION = 5
+
+
 def test_a_public_list_of_who_may_react_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Wobble's old leak: every seat that may toss in or jerk, named in the public `to_act`."""
+    """Wobble's old leak: every seat that may toss in or jerk, named in the public `to_act`.
+
+    The deal is the server's secret, so now and then a game offers no seat a reaction while
+    another is to move (seen once in CI): the leak shows only in a game that does, and the
+    oracle plays up to `GAMES_FOR_A_REACTION` of them to meet one."""
     monkeypatch.setattr(Tables, "to_act", Tables.may_act)
-    leaks, _ = oracle(REGISTRY["wobble"], 1)
-    assert any("to_act" in leak or "table differs" in leak for leak in leaks), leaks[:3]
+    for seed in range(1, GAMES_FOR_A_REACTION + 1):
+        leaks, _ = oracle(REGISTRY["wobble"], seed)
+        if any("to_act" in leak or "table differs" in leak for leak in leaks):
+            return
+    pytest.fail(f"no leak found in {GAMES_FOR_A_REACTION} games with the reacting seats public")
 
 
 def test_a_bot_hand_shown_to_whoever_seated_it_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
