@@ -427,6 +427,25 @@ def test_each_request_is_one_json_log_line(client: FlaskClient, log_lines: io.St
     assert read["time"].endswith("+00:00")
 
 
+def test_a_line_with_an_exception_and_non_ascii_text_is_still_one_json_object(
+    log_lines: io.StringIO,
+) -> None:
+    """The formatter encodes with orjson: what the standard library's encoder took (a
+    traceback, text beyond ASCII, an object it cannot encode) still makes one line."""
+    try:
+        raise RuntimeError("Würfel fiel vom Tisch")
+    except RuntimeError:
+        logging.getLogger("spieltisch.test").exception(
+            "Zug für %s", "Zoë", extra={"seats": {1: "Ada"}, "odd": object()}
+        )
+    (line,) = parsed(log_lines)
+    assert line["message"] == "Zug für Zoë"
+    assert "RuntimeError: Würfel fiel vom Tisch" in line["exc_info"]
+    assert line["seats"] == {"1": "Ada"}
+    assert line["odd"].startswith("<object object at ")
+    assert line["level"] == "ERROR"
+
+
 def test_a_move_s_request_id_follows_into_the_bot_jobs_it_caused(log_lines: io.StringIO) -> None:
     """Embedded, the bot worker is a thread: the job a move queued runs under the move's id,
     and logs its one line with it."""
