@@ -67,13 +67,11 @@ def play(page: Page, game: str, players: int, clicks: int) -> None:
     until the last move is made and it is this seat's turn again (the table says what to click)."""
     open_table(page, game, players)
     clicker = Clicker(page)
+    ended = page.locator(".board .result")
     for click in range(clicks + MAX_MORE_CLICKS):
         if click >= clicks and not page.locator(".board [data-pick].selected").count():
             break  # a move half picked is clicked on to the end
-        for _ in range(200):
-            if page.locator(".board .result").count() or clicker.click():
-                break
-            page.wait_for_timeout(50)
+        clicker.click_next(done=lambda: ended.count() > 0)
     page.wait_for_timeout(1000)  # the last move is sent and the banner moves on
     page.wait_for_function(
         "() => document.querySelector('#move-hint')?.textContent"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from playwright.sync_api import (
@@ -140,6 +140,8 @@ class Clicker:
     TRIED = 3
     """Offered things tried per look, in order, before the look counts as a miss."""
     PATIENCE = 20
+    LOOKS = 200
+    """Looks, 50 ms apart, that `click_next` makes while nothing is offered (bots moving)."""
 
     def __init__(self, page: Page) -> None:
         self.page = page
@@ -166,6 +168,15 @@ class Clicker:
             self.misses += 1
             assert self.misses < self.PATIENCE, self._stuck(selector, reasons)
             return False
+        return False
+
+    def click_next(self, done: Callable[[], bool] = lambda: False) -> bool:
+        """Click once, looking again every 50 ms while nothing can be clicked, up to `LOOKS`
+        looks or until `done()`; whether a click (or `done`) came."""
+        for _ in range(self.LOOKS):
+            if done() or self.click():
+                return True
+            self.page.wait_for_timeout(50)
         return False
 
     def _stuck(self, selector: str, reasons: list[str]) -> str:

@@ -61,10 +61,7 @@ def wait_for_my_turn(page: Page, clicks: int = 0) -> None:
     """Make `clicks` moves' worth of clicks, then wait until the bots wait for this seat."""
     clicker = Clicker(page)
     for _ in range(clicks):
-        for _ in range(200):
-            if clicker.click():
-                break
-            page.wait_for_timeout(50)
+        clicker.click_next()
     # The banner still says "Your turn" while a click's move is on its way; moves to click are
     # offered again only once the page holds the legal moves of the table's latest version.
     page.locator("#turn.mine").wait_for()
