@@ -72,8 +72,8 @@ class JsonLines(logging.StreamHandler[TextIO]):
 
 def as_json(handler: logging.Handler) -> None:
     """Make `handler` write JSON lines, as `JsonLines` does."""
-    # orjson, the service's encoder of answers: a request's log line in half the time the
-    # standard library's encoder took (29 against 62 µs).
+    # orjson, the service's encoder of answers: a request's log line took 26-29 µs against
+    # 33-62 µs with the standard library's encoder (2026-11-28, two runs).
     handler.setFormatter(
         OrjsonFormatter(
             "{levelname}{name}{process}{message}",
