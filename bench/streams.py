@@ -435,7 +435,7 @@ def main() -> None:
     args = options.parse_args()
     if args.smoke:
         args.streams, args.keepalive, args.clients, args.seconds = 40, 1.0, 2, 1.0
-        args.rounds, args.games = 1, 4
+        args.rounds, args.games = 1, 10
     raise_open_files(args.streams + 1000)
     load = os.getloadavg()[0]
     print(f"load average before the run: {load:.1f} on {os.cpu_count()} cores")
