@@ -5,6 +5,7 @@ exists, and a `#fragment` names a heading of it (as GitHub anchors headings) or 
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,21 @@ def anchor(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+@cache
+def prose(document: Path) -> str:
+    """The document without its fenced code, where `#` starts a comment, not a heading."""
+    return FENCE.sub("", document.read_text(encoding="utf-8"))
+
+
+@cache
 def anchors(document: Path) -> set[str]:
-    text = FENCE.sub("", document.read_text(encoding="utf-8"))
+    text = prose(document)
     headings = {anchor(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")}
     return headings | set(EXPLICIT.findall(text))
 
 
 def links(document: Path) -> list[str]:
-    return LINK.findall(FENCE.sub("", document.read_text(encoding="utf-8")))
+    return LINK.findall(prose(document))
 
 
 def test_anchors_follow_githubs_rules() -> None:
