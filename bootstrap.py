@@ -5,17 +5,13 @@ import each other.
 - `web_app()`: the Flask app (the Procfile's `web:`); with no `REDIS_URL` it runs embedded, on
   an in-process fakeredis with a bot worker thread of its own.
 - `Worker`: the RQ worker class the Procfile's `worker:` starts.
-- `main()`: the `spieltisch` command: serve with gunicorn (embedded: one process with threads),
-  or `spieltisch verify BUNDLE`.
+- The `spieltisch` command (`launcher`) serves `web_app()` with gunicorn.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
-import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +21,6 @@ import gevent
 import gevent.monkey
 import redis
 from flask import Flask
-from gunicorn.app.base import BaseApplication
 from redis.cluster import RedisCluster
 
 from domain.catalogue import BotCatalogue, default_catalogue
@@ -46,9 +41,7 @@ from service.quotas import Quotas
 from service.signing import Signer
 from service.stream import StreamHub
 from service.tables import TableCommands, TableQueries
-from service.verifier import main as verify
 from service.views import Views
-from telemetry import gunicorn_hooks
 from telemetry.logs import log_json
 from telemetry.metrics import Metrics, multiprocess_dir
 from workers.player import TurnPlayer
@@ -302,53 +295,3 @@ class Worker(BotWorker):
             metrics=process_metrics(),
         )
         super().__init__(*args, play=services.play, **kwargs)
-
-
-class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type hints
-    """Gunicorn, the Procfile's production server, run from the `spieltisch` command."""
-
-    def __init__(self, options: dict[str, Any]) -> None:
-        self.options = options
-        super().__init__()
-
-    def load_config(self) -> None:
-        for name, value in self.options.items():
-            self.cfg.set(name, value)
-
-    def load(self) -> Flask:
-        return web_app()
-
-
-def server_options(host: str, port: int, config: Config) -> dict[str, Any]:
-    """Gunicorn's settings for `spieltisch`: the Procfile's gevent workers (a slow client holds
-    a greenlet, not one of a few threads); embedded, one process (the fakeredis and the bot
-    worker live in it); with `REDIS_URL`, as many processes as the Procfile."""
-    processes = 1 if config.redis_url is None else int(os.environ.get("WEB_CONCURRENCY", "2"))
-    return {
-        "bind": f"{host}:{port}",
-        "workers": processes,
-        "worker_class": "gevent",
-        "worker_connections": int(os.environ.get("WEB_CONNECTIONS", "5000")),
-        # No gunicorn access log: the app logs each request as a JSON line (service.observe).
-        "on_starting": gunicorn_hooks.on_starting,
-        "child_exit": gunicorn_hooks.child_exit,
-    }
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    """`spieltisch`: serve on one machine (embedded unless REDIS_URL is set), or
-    `spieltisch verify BUNDLE ...` to check an exported game offline."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if args[:1] == ["verify"]:
-        sys.exit(verify(args[1:]))
-    parser = argparse.ArgumentParser(
-        description="Run the Spieltisch game service; `spieltisch verify BUNDLE` checks a game.",
-    )
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8000)
-    options = parser.parse_args(args)
-    Server(server_options(options.host, options.port, Config.from_env())).run()
-
-
-if __name__ == "__main__":
-    main()

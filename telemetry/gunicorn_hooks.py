@@ -1,5 +1,5 @@
 """Gunicorn's server hooks for Spieltisch's web server (`gunicorn --config
-python:telemetry.gunicorn_hooks`, as the Procfile runs it; `bootstrap.server_options` sets the
+python:telemetry.gunicorn_hooks`, as the Procfile runs it; `launcher.server_options` sets the
 same for the `spieltisch` command). Gunicorn reads every name here that is one of its settings,
 so this module defines hooks only.
 """

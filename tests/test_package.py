@@ -24,9 +24,10 @@ def test_a_wheel_serves_the_contract_the_client_and_the_rule_books(tmp_path: Pat
     subprocess.run([*pip, "install", "--no-deps", "--target", str(site), str(wheel)], check=True)
     script = textwrap.dedent(
         """
-        import bootstrap, fakeredis
+        import bootstrap, fakeredis, launcher
         from service.config import Config
         assert bootstrap.__file__.startswith(SITE), bootstrap.__file__
+        assert launcher.__file__.startswith(SITE), launcher.__file__  # the command's module
         client = bootstrap.web_app(Config(), redis_client=fakeredis.FakeRedis()).test_client()
         for path in ["/openapi.yaml", "/", "/static/app.js", "/static/games/wobble.js",
                      *(f"/v1/games/{game}/rules" for game in GAMES)]:

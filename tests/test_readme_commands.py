@@ -128,7 +128,8 @@ def with_server(script: str, base: str) -> str:
 @pytest.mark.e2e
 def test_the_install_command_installs_without_a_warning_and_serves(tmp_path: Path) -> None:
     """README "Run it" in a fresh copy of the repository: a new virtual environment, the editable
-    install (no warning, no setuptools notice), and `spieltisch` answering."""
+    install (no warning, no setuptools notice), and `spieltisch` answering, without a warning of
+    its own (gevent's about patching `ssl` after it was imported, once, at every start)."""
     files = subprocess.run(
         ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
         cwd=ROOT,
@@ -156,14 +157,15 @@ def test_the_install_command_installs_without_a_warning_and_serves(tmp_path: Pat
         and not re.match(r"WARNING: Location 'file:///\S+' is ignored", line)
     ]
     assert not said, "\n".join(said)
-    port = free_port()
-    server = subprocess.Popen(
-        [str(tmp_path / serve), "--port", str(port)],
-        cwd=tmp_path,
-        env=ENVIRONMENT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port, log = free_port(), tmp_path / "spieltisch.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [str(tmp_path / serve), "--port", str(port)],
+            cwd=tmp_path,
+            env=ENVIRONMENT,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         for _ in bounded("spieltisch to answer", 300):
             try:
@@ -176,6 +178,9 @@ def test_the_install_command_installs_without_a_warning_and_serves(tmp_path: Pat
     finally:
         server.terminate()
         server.wait(timeout=15)
+    started = log.read_text()
+    assert "Booting worker" in started, started
+    assert not re.search(r"warn", started, re.IGNORECASE), started
 
 
 def test_the_bot_stream_and_clock_commands_answer(
