@@ -52,6 +52,7 @@ def server_options(host: str, port: int, environ: dict[str, str]) -> dict[str, A
         "worker_class": "gevent",
         "worker_connections": int(environ.get("WEB_CONNECTIONS", "5000")),
         # No gunicorn access log: the app logs each request as a JSON line (service.observe).
+        "logger_class": gunicorn_hooks.JsonLogger,
         "on_starting": gunicorn_hooks.on_starting,
         "child_exit": gunicorn_hooks.child_exit,
     }

@@ -1,23 +1,36 @@
-"""Gunicorn's server hooks for Spieltisch's web server (`gunicorn --config
+"""Gunicorn's settings for Spieltisch's web server (`gunicorn --config
 python:telemetry.gunicorn_hooks`, as the Procfile runs it; `launcher.server_options` sets the
-same for the `spieltisch` command). Gunicorn reads every name here that is one of its settings,
-so this module defines hooks only.
+same for the `spieltisch` command): its logger and its server hooks. Gunicorn reads every name
+here that is one of its settings, so this module defines nothing else.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from gunicorn.glogging import Logger
+
 from telemetry.logs import as_json, log_json
 from telemetry.metrics import prepare_multiprocess_dir, process_exited
 
 
+class JsonLogger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
+    """Gunicorn's own lines as JSON lines from the first ("Starting gunicorn", written before
+    any hook runs), in the master and every worker it forks."""
+
+    def setup(self, cfg: Any) -> None:
+        super().setup(cfg)  # again on a reload, which sets its handlers anew
+        for handler in self.error_log.handlers:
+            as_json(handler)
+
+
+logger_class = JsonLogger
+
+
 def on_starting(server: Any) -> None:
-    """In the master, before it forks: JSON log lines for it and every worker it forks (gunicorn's
-    own lines too), and a multiprocess directory without the files of dead processes."""
+    """In the master, before it forks: JSON log lines for every other logger of it and of every
+    worker it forks, and a multiprocess directory without the files of dead processes."""
     log_json()
-    for handler in server.log.error_log.handlers:
-        as_json(handler)
     prepare_multiprocess_dir()
 
 

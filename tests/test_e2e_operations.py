@@ -78,12 +78,8 @@ class Procfile:
         return path.read_text(errors="replace") if path.exists() else ""
 
     def json_lines(self, kind: str) -> list[dict[str, Any]]:
-        """The log's JSON lines (gunicorn's master writes a few plain ones of its own)."""
-        lines = []
-        for line in self.log(kind).splitlines():
-            if line.startswith("{"):
-                lines.append(json.loads(line))
-        return lines
+        """The log's lines, each a JSON object (gunicorn's own lines too, from its first)."""
+        return [json.loads(line) for line in self.log(kind).splitlines()]
 
     def wait_until_serving(self) -> None:
         for _ in bounded("gunicorn to answer /ready", STEPS):

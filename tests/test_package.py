@@ -3,6 +3,7 @@ and the `spieltisch` command (README command 1) serving with gunicorn, not Flask
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -58,7 +59,9 @@ def test_the_spieltisch_command_serves_with_gunicorn(spieltisch_command: tuple[s
     with urllib.request.urlopen(f"{base}/health", timeout=5) as health:
         assert b'"embedded":true' in health.read().replace(b" ", b"")
     text = log.read_text()
-    assert "Booting worker with pid" in text, text
+    lines = [json.loads(line) for line in text.splitlines()]  # every line, gunicorn's first too
+    assert lines[0]["message"].startswith("Starting gunicorn"), lines[0]
+    assert any(line["message"].startswith("Booting worker with pid") for line in lines), text
     assert "development server" not in text
 
 
