@@ -199,13 +199,20 @@ class TableRepository:
 
     def followed(self, table_id: str, records: Sequence[Recorded]) -> Loaded:
         """The table through the last of `records`, the newest events of its stream (read or
-        published by the append, their chain verified): the cached table, extended by those of
-        them it lacks, when they follow it; else as `load` reads it. Live streams learn of a
-        move this way with no read of their own: one fold, or none in the move's own process."""
+        published by the append, their chain verified), or further: the cached table, extended
+        by those of them it lacks when they follow it, or as it is when it is further on; else
+        as `load` reads it. Live streams learn of a move this way with no read of their own:
+        one fold, or none in the move's own process."""
         cached = self.cache.get(table_id)
         if cached is not None:
             newer = [record for record in records if record.seq > cached.version]
             if not newer and cached.position == records[-1].position:
+                return cached
+            if records[-1].seq < cached.version:
+                # Old news: this process read or appended the table further since it was
+                # published (a move it served overtook the news of the one before). A read now
+                # would find the cached table. Writes Redis lost are found where they can be
+                # lost: the news connection drops with the server, and its topics read again.
                 return cached
             if (
                 newer

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
+from typing import cast
 
+import pytest
 import redis
 
 from bootstrap import build
@@ -12,7 +15,8 @@ from events.envelope import START, Recorded
 from events.news import entries, records_after
 from events.store import EventStore, stream_key
 from service.config import Config
-from service.views import SPECTATOR
+from service.views import SPECTATOR, Caller
+from tests.faults import RedisServer
 
 
 def published_table(client: redis.Redis) -> tuple[list[bytes], list[Recorded], EventStore]:
@@ -53,3 +57,47 @@ def test_news_that_does_not_follow_is_refused(any_redis: redis.Redis) -> None:
     assert records_after(before, altered, store.upcast) is None, "a hash altered"
     garbled = [messages[0][:-80] + b"x" * 16 + messages[0][-64:], *messages[1:]]
     assert records_after(before, garbled, store.upcast) is None, "an event that does not decode"
+
+
+@pytest.mark.redis
+def test_news_older_than_the_cache_is_answered_from_it_without_a_read(tmp_path: Path) -> None:
+    """A move this process served overtook the news of the move before it (a client quicker
+    than the live streams' reader): that news finds the cached table further on already, and
+    no read is made to learn so."""
+    server = RedisServer(tmp_path)
+    server.start()
+    client = server.client()
+    try:
+        services = build(client, Config())
+        repository, tables = services.repository, services.repository.tables
+        table_id = services.commands.create("pig10", 2, {}, None).body["id"]
+        for name in ("Ada", "Bo"):
+            services.commands.take_seat(table_id, SPECTATOR, None, name, None)
+        before = repository.load(table_id)
+        pubsub = client.pubsub()  # type: ignore[no-untyped-call]
+        pubsub.subscribe(stream_key(table_id))
+        for _ in range(2):
+            table = repository.load(table_id).table
+            (seat,) = tables.to_act(table)
+            move = tables.legal_moves(table, seat)[0]
+            services.commands.move(table_id, Caller(seat), move, table.version, None)
+        heard = [m["data"] for m in iter(lambda: pubsub.get_message(timeout=1), None)]
+        pubsub.close()
+        news = [m for m in heard if isinstance(m, bytes) and m[:1].isdigit()]
+        assert len(news) == 2, heard
+        first_move = records_after(before.position, news[:1], repository.store.upcast)
+        assert first_move, "the first move's news follows the table before it"
+        reads = read_calls(client)
+        followed = repository.followed(table_id, first_move)
+        assert read_calls(client) == reads, "no read of the stream"
+        assert followed == repository.cached(table_id) == repository.load(table_id)
+        assert followed.version > first_move[-1].seq
+    finally:
+        client.close()
+        server.stop()
+
+
+def read_calls(client: redis.Redis) -> int:
+    """How many stream reads the server has answered (its own count, every client's)."""
+    stats = cast(dict[str, dict[str, int]], client.info("commandstats"))
+    return sum(stats.get(f"cmdstat_{name}", {}).get("calls", 0) for name in ("xrange", "xrevrange"))
