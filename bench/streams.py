@@ -430,7 +430,7 @@ def main() -> None:
     options.add_argument("--seconds", type=float, default=6.0, help="measured time per phase")
     options.add_argument("--rounds", type=int, default=2, help="alone/streamed phase pairs")
     # A Pig 10 game is some 80 moves, and a fast machine plays 1,000 a second: a thread must
-    # have some 25 ready for a 6 s phase and its warm-up, or it sets up more inside the window (an error).
+    # have some 25 ready for a 6 s phase and its warm-up, or it sets up more inside the window.
     options.add_argument(
         "--games", type=int, default=32, help="games each thread sets up before a phase"
     )

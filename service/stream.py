@@ -183,7 +183,12 @@ class Topic:
         self.followers = 0
         self.heard = 0
         """Bumped each time the reader hears of an append (or must have the table read again)."""
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        """Guards `heard`, `_messages` and `_bell`."""
+        self._bell = threading.Event()
+        """Set when the reader hears of an append, and then replaced by a fresh one: a stream
+        waits on the bell of the `heard` it read. (Under gevent an `Event` is a greenlet's wait
+        without the lock a `Condition` allocates for every wait.)"""
         self._reading = threading.Lock()
         self._news: News | None = None
         self._news_heard = -1
@@ -193,30 +198,34 @@ class Topic:
 
     def announce(self, message: bytes | None) -> None:
         """The reader heard `message` (None: it may have missed some): wake the table's streams."""
-        with self._changed:
+        with self._lock:
             self.heard += 1
             if message is None or self._messages is None or len(self._messages) >= WINDOW:
                 self._messages = None
             else:
                 self._messages.append(message)
-            self._changed.notify_all()
+            bell, self._bell = self._bell, threading.Event()
+        bell.set()
 
     def wait(self, heard: int, timeout: float) -> bool:
         """Whether the topic heard of an append after `heard`, waiting up to `timeout`."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self.heard != heard, timeout)
+        with self._lock:
+            if self.heard != heard:
+                return True
+            bell = self._bell
+        return bell.wait(timeout)
 
     def news(self, read: Callable[[News | None, list[bytes] | None], News]) -> News:
         """The news as of what the topic heard by now, read (by `read`, from the news before and
         the messages heard since) once for all streams."""
         with self._reading:
-            with self._changed:
+            with self._lock:
                 heard, messages, self._messages = self.heard, self._messages, []
             if self._news is None or self._news_heard != heard:
                 try:
                     self._news = read(self._news, messages)
                 except BaseException:
-                    with self._changed:
+                    with self._lock:
                         self._messages = None  # what was heard is gone: read the stream next
                     raise
                 self._news_heard = heard
