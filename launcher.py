@@ -31,6 +31,11 @@ class Server(BaseApplication):  # type: ignore[misc]  # gunicorn ships no type h
         super().__init__()
 
     def load_config(self) -> None:
+        # The Procfile's settings module first, read as `gunicorn --config python:...` reads it
+        # (every name that is a setting), so both servers share its logger and hooks.
+        for name, value in vars(gunicorn_hooks).items():
+            if name in self.cfg.settings:
+                self.cfg.set(name, value)
         for name, value in self.options.items():
             self.cfg.set(name, value)
 
@@ -52,9 +57,6 @@ def server_options(host: str, port: int, environ: dict[str, str]) -> dict[str, A
         "worker_class": "gevent",
         "worker_connections": int(environ.get("WEB_CONNECTIONS", "5000")),
         # No gunicorn access log: the app logs each request as a JSON line (service.observe).
-        "logger_class": gunicorn_hooks.JsonLogger,
-        "on_starting": gunicorn_hooks.on_starting,
-        "child_exit": gunicorn_hooks.child_exit,
     }
 
 

@@ -1,6 +1,6 @@
 """Gunicorn's settings for Spieltisch's web server (`gunicorn --config
-python:telemetry.gunicorn_hooks`, as the Procfile runs it; `launcher.server_options` sets the
-same for the `spieltisch` command): its logger and its server hooks. Gunicorn reads every name
+python:telemetry.gunicorn_hooks`, as the Procfile runs it; `launcher.Server` reads it the same
+way for the `spieltisch` command): its logger and its server hooks. Gunicorn reads every name
 here that is one of its settings, so this module defines nothing else.
 """
 
