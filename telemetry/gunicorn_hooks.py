@@ -26,6 +26,12 @@ class JsonLogger(Logger):  # type: ignore[misc]  # gunicorn ships no type hints
 
 logger_class = JsonLogger
 
+# Gunicorn 25.1+ opens a control socket at one path per user ($XDG_RUNTIME_DIR or ~/.gunicorn),
+# which every master on the host takes over in turn: a `gunicornc` command would reach whichever
+# started last, and the first to stop removes the others' socket. The process manager's signals
+# are how Spieltisch's servers are run.
+control_socket_disable = True
+
 
 def on_starting(server: Any) -> None:
     """In the master, before it forks: JSON log lines for every other logger of it and of every

@@ -50,6 +50,8 @@ class Procfile:
         self.logs = logs
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        self.home = logs / "home"
+        self.home.mkdir()
         bin_dir = Path(sys.executable).parent  # gunicorn and rq, as installed beside Python
         self.env = {
             **os.environ,
@@ -59,7 +61,9 @@ class Procfile:
             "PORT": str(self.port),
             "PROMETHEUS_MULTIPROC_DIR": str(logs / "metrics"),
             "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "HOME": str(self.home),
         }
+        self.env.pop("XDG_RUNTIME_DIR", None)
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
     def start(self, kind: str) -> None:
@@ -136,9 +140,15 @@ def served_by(procfile: Procfile, route: str) -> set[int]:
 
 def test_two_web_processes_report_their_requests_as_one(procfile: Procfile) -> None:
     """Whichever of gunicorn's two processes serves a scrape, it counts the requests of both;
-    a process killed with a live stream open no longer counts it (gunicorn's `child_exit`)."""
+    a process killed with a live stream open no longer counts it (gunicorn's `child_exit`).
+    The master opens no control socket in the home directory that every master on the host
+    would share."""
     procfile.start("web")
     procfile.wait_until_serving()
+    assert not any(
+        "control socket" in line["message"].lower() for line in procfile.json_lines("web")
+    )
+    assert not (procfile.home / ".gunicorn").exists()
     sent = 0
     for _ in bounded("both web processes to serve /v1/games", 400):
         call(procfile.base, "GET", "/v1/games")  # a connection of its own each
