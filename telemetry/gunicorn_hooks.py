@@ -1,13 +1,17 @@
 """Gunicorn's settings for Spieltisch's web server (`gunicorn --config
 python:telemetry.gunicorn_hooks`, as the Procfile runs it; `launcher.Server` reads it the same
-way for the `spieltisch` command): its logger and its server hooks. Gunicorn reads every name
-here that is one of its settings, so this module defines nothing else.
+way for the `spieltisch` command): its logger, its server hooks, and its answer to a request it
+refuses before the app sees it. Gunicorn reads every name here that is one of its settings; the
+others are private.
 """
 
 from __future__ import annotations
 
+import json
+import socket
 from typing import Any
 
+from gunicorn import util
 from gunicorn.glogging import Logger
 
 from telemetry.logs import as_json, log_json
@@ -33,11 +37,45 @@ logger_class = JsonLogger
 control_socket_disable = True
 
 
+_PROTOCOL_PROBLEMS = {400: "bad-request", 500: "internal-error"}
+"""The problem slug (openapi.yaml's) of each status gunicorn refuses a request with; any other
+status (414 for a request line too long, 431 for headers too large, 501 for a transfer coding it
+does not know...) is an `http-error`."""
+
+
+def _write_problem(sock: socket.socket, status: int, reason: str, message: str) -> None:
+    """Gunicorn's answer to a request it cannot hand to the app (a malformed request line, a
+    header too large, a broken chunk), as the app answers its own errors: a problem in
+    `application/problem+json` naming what was wrong, where gunicorn writes an HTML page."""
+    slug = _PROTOCOL_PROBLEMS.get(status, "http-error")
+    body = json.dumps(
+        {
+            "type": f"/problems/{slug}",
+            "title": reason,
+            "status": status,
+            "detail": message or "the server failed; retry later",
+        }
+    ).encode()
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\n"
+        "Connection: close\r\n"
+        "Content-Type: application/problem+json\r\n"
+        f"Content-Length: {len(body)}\r\n"
+        "X-Content-Type-Options: nosniff\r\n"
+        "\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
 def on_starting(server: Any) -> None:
     """In the master, before it forks: JSON log lines for every other logger of it and of every
-    worker it forks, and a multiprocess directory without the files of dead processes."""
+    worker it forks, a multiprocess directory without the files of dead processes, and problems
+    instead of HTML pages for the requests gunicorn refuses itself."""
     log_json()
     prepare_multiprocess_dir()
+    # The workers call it through the module (`util.write_error`), in the processes forked
+    # from here; gunicorn has no setting for it.
+    util.write_error = _write_problem
 
 
 def child_exit(server: Any, worker: Any) -> None:

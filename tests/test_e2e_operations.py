@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 import redis
 
+from service.errors import PROBLEM_BASE, every_problem_type
 from tests.bounds import bounded
 from tests.live import TEST_REDIS_URL, call, free_port
 from tests.stack import ENV, ROOT, WAIT, tail
@@ -257,3 +259,54 @@ def test_the_bot_worker_s_turns_and_a_move_s_request_id(procfile: Procfile) -> N
     assert [(line["route"], line["status"]) for line in web] == [
         ("/v1/tables/<table_id>/moves", 200)
     ]
+
+
+def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str], Any]:
+    """Send `request` as it is, bytes on a socket; the answer's status line, headers and body
+    (parsed as JSON)."""
+    with socket.create_connection(("127.0.0.1", procfile.port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while chunk := sock.recv(65536):  # gunicorn closes the connection after a refusal
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (h.partition(":") for h in lines)}
+    return status, headers, json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "slug", "detail"),
+    [
+        (
+            b"GET /v1/tables/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+            414,
+            "http-error",
+            "Request Line is too large",
+        ),
+        (
+            b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n",
+            431,
+            "http-error",
+            "headers fields size",
+        ),
+        (b"NOT A REQUEST\r\n\r\n", 400, "bad-request", "Invalid"),
+    ],
+    ids=["uri-too-long", "header-too-large", "no-request-line"],
+)
+def test_requests_gunicorn_refuses_are_answered_with_problems(
+    procfile: Procfile, request_bytes: bytes, status: int, slug: str, detail: str
+) -> None:
+    """A request gunicorn cannot hand to the app gets a problem naming what was wrong, in the
+    media type of every other error, where gunicorn writes an HTML page of its own."""
+    procfile.start("web")
+    procfile.wait_until_serving()
+    status_line, headers, problem = raw_request(procfile, request_bytes)
+    assert status_line.split()[1] == str(status)
+    assert headers["content-type"] == "application/problem+json"
+    assert problem["type"] == f"/problems/{slug}"
+    assert problem["status"] == status
+    assert detail in problem["detail"]
+    assert problem["type"].removeprefix("/problems/") in {
+        kind.removeprefix(PROBLEM_BASE) for kind in every_problem_type()
+    }
