@@ -66,6 +66,10 @@ class MalformedJson(RequestProblem):
     pass
 
 
+class UnreadableBody(RequestProblem):
+    """The server could not read the body as HTTP frames it (a malformed chunk, say)."""
+
+
 class InvalidBody(RequestProblem):
     pass
 
@@ -128,6 +132,7 @@ PROBLEM_TYPES: dict[type[Exception], ProblemType] = {
     RedisOutOfMemoryError: SERVICE_UNAVAILABLE,
     # the request
     MalformedJson: ProblemType(400, "malformed-json", "Malformed JSON"),
+    UnreadableBody: ProblemType(400, "bad-request", "Bad Request"),
     InvalidBody: ProblemType(422, "invalid-body", "Invalid request"),
     InvalidQuery: ProblemType(422, "invalid-query", "Invalid request"),
     UnsupportedMediaType: ProblemType(415, "unsupported-media-type", "JSON required"),

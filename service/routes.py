@@ -9,7 +9,7 @@ from typing import Any
 
 from flask import Blueprint, Response, current_app, jsonify, request
 from marshmallow import Schema, ValidationError
-from werkzeug.exceptions import RequestEntityTooLarge
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from domain.catalogue import BotCatalogue
 from service import limits, schemas
@@ -22,6 +22,7 @@ from service.errors import (
     InvalidQuery,
     MalformedJson,
     NoRulebook,
+    UnreadableBody,
     UnsupportedMediaType,
 )
 from service.limits import client_address
@@ -100,13 +101,21 @@ def body(schema: Schema) -> dict[str, Any]:
 def whole_body() -> bytes:
     """The request body; 413 when it is longer than the limit. Werkzeug refuses an over-long
     body with a Content-Length itself, but cuts a chunked one off at the limit silently."""
-    data = request.get_data()
     limit = current_app.config["MAX_CONTENT_LENGTH"]
-    if (
-        request.content_length is None
-        and len(data) >= limit
-        and request.environ["wsgi.input"].read(1)
-    ):
+    try:
+        data = request.get_data()
+        beyond = (
+            request.content_length is None
+            and len(data) >= limit
+            and request.environ["wsgi.input"].read(1)
+        )
+    except HTTPException:
+        raise
+    except Exception as error:
+        # The server's input stream raises its own errors for a body it cannot frame (gunicorn:
+        # a chunk size that is no number, a body cut short), which are the client's, not ours.
+        raise UnreadableBody(f"the request body could not be read: {error}") from None
+    if beyond:
         raise RequestEntityTooLarge()
     return data
 

@@ -291,14 +291,22 @@ def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str]
             "headers fields size",
         ),
         (b"NOT A REQUEST\r\n\r\n", 400, "bad-request", "Invalid"),
+        (
+            b"POST /v1/tables HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\nzz\r\n",
+            400,
+            "bad-request",
+            "the request body could not be read: Invalid chunk size",
+        ),
     ],
-    ids=["uri-too-long", "header-too-large", "no-request-line"],
+    ids=["uri-too-long", "header-too-large", "no-request-line", "malformed-chunk"],
 )
-def test_requests_gunicorn_refuses_are_answered_with_problems(
+def test_requests_the_server_cannot_read_are_answered_with_problems(
     procfile: Procfile, request_bytes: bytes, status: int, slug: str, detail: str
 ) -> None:
     """A request gunicorn cannot hand to the app gets a problem naming what was wrong, in the
-    media type of every other error, where gunicorn writes an HTML page of its own."""
+    media type of every other error, where gunicorn writes an HTML page of its own; a body the
+    app cannot read for its framing is the client's error, not a 500 with a traceback."""
     procfile.start("web")
     procfile.wait_until_serving()
     status_line, headers, problem = raw_request(procfile, request_bytes)
@@ -310,3 +318,4 @@ def test_requests_gunicorn_refuses_are_answered_with_problems(
     assert problem["type"].removeprefix("/problems/") in {
         kind.removeprefix(PROBLEM_BASE) for kind in every_problem_type()
     }
+    assert not [line for line in procfile.json_lines("web") if line["level"] == "ERROR"]
