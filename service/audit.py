@@ -104,10 +104,12 @@ def audit(
         findings.append(Finding("chain", str(error)))
 
     finished = [r for r in records if r.type == GAME_FINISHED]
-    revealed = bytes.fromhex(finished[-1].data["seed"]) if finished else None
+    revealed = _revealed(finished[-1]) if finished else None
     created = upcast(records[0]).data if records and records[0].type == GAME_CREATED else {}
-    if revealed is None:
+    if not finished:
         findings.append(Finding("seed", "the log has no GameFinished: its seed is not revealed"))
+    elif revealed is None:
+        findings.append(Finding("seed", "GameFinished reveals no seed in hexadecimal"))
     elif seed is not None and seed != revealed:
         findings.append(Finding("seed", "the seed given is not the one GameFinished reveals"))
     elif commitment(revealed) != created.get("commitment"):
@@ -118,7 +120,7 @@ def audit(
     try:
         tables.check_versions(created["game"], created["chance"], created["rules_version"])
         versions_ok = True
-    except (UnknownGame, TableError) as error:
+    except (UnknownGame, TableError, TypeError) as error:
         findings.append(Finding("versions", f"this code cannot decide the game: {error}"))
         versions_ok = False
     except KeyError:
@@ -137,6 +139,15 @@ def audit(
         rules_version=created.get("rules_version"),
         findings=tuple(findings),
     )
+
+
+def _revealed(finished: Recorded) -> bytes | None:
+    """The seed `finished`, a GameFinished, reveals; None if it holds none in hex."""
+    text = finished.data.get("seed")
+    try:
+        return bytes.fromhex(text) if isinstance(text, str) else None
+    except ValueError:
+        return None
 
 
 def _replay(

@@ -75,13 +75,43 @@ def parse(document: Any) -> Bundle:
         signature: Mapping[str, str] = document["signature"]
         algorithm = signature["algorithm"]
         bundle = Bundle(
-            records=tuple(Recorded.from_json(event) for event in document["events"]),
+            records=tuple(
+                _recorded(number, event) for number, event in enumerate(document["events"], 1)
+            ),
             seed=bytes.fromhex(document["seed"]),
             public_key=decode_key(signature["public_key"]),
             signature=base64.b64decode(signature["value"], validate=True),
         )
-    except (KeyError, TypeError, ValueError, binascii.Error) as error:
+    except BundleError:
+        raise
+    except (AttributeError, KeyError, TypeError, ValueError, binascii.Error) as error:
         raise BundleError(f"malformed bundle: {error!r}") from None
     if algorithm != ALGORITHM:
         raise BundleError(f"signed with {algorithm}, not {ALGORITHM}")
     return bundle
+
+
+EVENT_FIELDS: dict[str, type] = {
+    "seq": int,
+    "type": str,
+    "v": int,
+    "data": Mapping,
+    "meta": Mapping,
+    "prev": str,
+    "hash": str,
+}
+"""The fields of a bundle's event and their JSON types (`envelope`, an int, may be missing: the
+events of the first envelope were written without it). The audit and the rules read them as the
+service stored them, so a bundle with events shaped otherwise is refused before they do."""
+
+
+def _recorded(number: int, event: Any) -> Recorded:
+    """The `number`th event of a bundle, once its fields are of their types."""
+    if not isinstance(event, Mapping):
+        raise BundleError(f"malformed bundle: event {number} is not an object")
+    fields = EVENT_FIELDS | ({"envelope": int} if "envelope" in event else {})
+    for name, kind in fields.items():
+        value = event.get(name)
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise BundleError(f"malformed bundle: event {number} has no {name!r} of its type")
+    return Recorded.from_json(event)

@@ -185,10 +185,62 @@ def test_raising_a_games_rules_version_refuses_its_old_logs_by_name() -> None:
 
 
 def test_a_document_that_is_not_a_bundle_fails_its_format() -> None:
-    for document in [[], {"format": "zip"}, {**golden("pig10"), "events": "none"}]:
+    bundle = golden("pig10")
+    key_not_text = {**bundle, "signature": {**bundle["signature"], "public_key": {"k": 1}}}
+    for document in [[], {"format": "zip"}, {**bundle, "events": "none"}, key_not_text]:
         report = verify(document, KEY)
         assert report.first is not None
         assert report.first.check == "format"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("meta", 1.5), ("data", []), ("seq", "2"), ("v", True), ("hash", None)]
+)
+def test_an_event_of_another_shape_fails_the_format_by_name(field: str, value: Any) -> None:
+    bundle = golden("pig10")
+    at = middle(bundle)
+    bundle["events"][at][field] = value
+    report = verify(bundle, KEY)
+    assert report.first == Finding(
+        "format", f"malformed bundle: event {at + 1} has no {field!r} of its type"
+    )
+
+
+def test_a_malformed_seed_in_game_finished_fails_the_seed_check() -> None:
+    for seed in (None, ["00"], "zz"):
+        bundle = golden("pig10")
+        bundle["events"][-1]["data"]["seed"] = seed
+        findings = verify(bundle, KEY).findings
+        assert Finding("seed", "GameFinished reveals no seed in hexadecimal") in findings
+
+
+@pytest.mark.parametrize(
+    ("name", "created", "command", "reason"),
+    [
+        ("krumme10", {"game": ["krumme10"]}, {}, "versions"),
+        ("rollnbump", {}, {"seat": 99}, "replay"),
+        ("wobble-rules2", {}, {"move": [[]]}, "replay"),
+    ],
+    ids=["game-a-list", "seat-out-of-range", "move-of-lists"],
+)
+def test_a_rechained_log_of_malformed_events_is_refused_not_crashed_on(
+    name: str, created: dict[str, Any], command: dict[str, Any], reason: str
+) -> None:
+    """A careful forger's events are anyone's input to the audit: whatever GameCreated's data
+    or a move's command holds, the report names the check that failed."""
+
+    def forge(records: list[Recorded]) -> None:
+        first = records[0]
+        records[0] = Recorded(**{**first.to_json(), "data": {**first.data, **created}})
+        index = next(i for i, r in enumerate(records) if r.meta["command"]["type"] == "MakeMove")
+        move = records[index]
+        wanted = move.meta["command"]
+        meta = {**move.meta, "command": {**wanted, "args": {**wanted["args"], **command}}}
+        records[index] = Recorded(**{**move.to_json(), "meta": meta})
+
+    report = verify(resealed(golden(name), forge))
+    assert report.first is not None
+    assert report.first.check == reason, report.text()
 
 
 # -- the command line -----------------------------------------------------------------------
