@@ -11,7 +11,7 @@ keep-alive came after the one before (or the last event), how many were missed, 
 idle crowd costs the server. One selector thread in this process reads every stream.
 
     .venv/bin/python bench/streams.py [--streams 5000] [--keepalive 15] [--clients 4]
-        [--seconds 6] [--rounds 2] [--games 32] [--redis-url URL] [--smoke]
+        [--seconds 6] [--rounds 2] [--games 48] [--redis-url URL] [--smoke]
 
 The bench raises its own open-files limit (`ulimit -n`) to the hard limit when it needs more,
 and the server processes it starts inherit it; it says so when it does.
@@ -429,10 +429,11 @@ def main() -> None:
     options.add_argument("--clients", type=int, default=4, help="threads playing moves")
     options.add_argument("--seconds", type=float, default=6.0, help="measured time per phase")
     options.add_argument("--rounds", type=int, default=2, help="alone/streamed phase pairs")
-    # A Pig 10 game is some 80 moves, and a fast machine plays 1,000 a second: a thread must
-    # have some 25 ready for a 6 s phase and its warm-up, or it sets up more inside the window.
+    # A Pig 10 game here is some 60 moves, and a fast machine plays 1,000 a second: a thread
+    # must have some 30 ready for a 6 s phase and its warm-up, 40 for the 8 s phases the
+    # README's figures come from, or it sets up more inside the window.
     options.add_argument(
-        "--games", type=int, default=32, help="games each thread sets up before a phase"
+        "--games", type=int, default=48, help="games each thread sets up before a phase"
     )
     args = options.parse_args()
     if args.smoke:
