@@ -40,7 +40,7 @@ class Game:
     """One hostable game: its rules, the heuristic bots play it by (None: the heuristic bot
     does not play it, and search's playouts move at random), its search tuning, the moves
     search compares (None: every legal move) and the planner whose move search starts from
-    (None: the heuristic's)."""
+    (None: the heuristic's), and when races are open (None: never)."""
 
     rules: Rules[Any]
     heuristic: Heuristic | None = None
@@ -50,6 +50,11 @@ class Game:
     """A slower, stronger policy than the heuristic, from the seat's view alone: search plays
     its move at the root where it would play the heuristic's, and leaves it only for a move its
     playouts show better. Too slow to move in every playout, where the heuristic still does."""
+    races: Callable[[Any], bool] | None = None
+    """Whether a race is open in a state: seats may act out of turn now (Wobble's toss-ins and
+    Jerks), whoever holds the cards to. Public, like `to_act`: the service holds bots back for
+    the reaction time while it is, so their pace shows nothing of anyone's hand. None: the game
+    has no moves out of turn."""
 
     @property
     def id(self) -> str:

@@ -572,6 +572,11 @@ class Tables:
             return []
         return sorted(self.rules(table).may_act(table.state))
 
+    def race_open(self, table: Table) -> bool:
+        """Whether seats may act out of turn now, whoever holds the cards to: public."""
+        races = self.registry.game(table.game).races
+        return table.status is Status.RUNNING and races is not None and races(table.state)
+
     def legal_moves(self, table: Table, seat: int) -> list[JSON]:
         if table.status is not Status.RUNNING:
             return []

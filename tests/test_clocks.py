@@ -510,6 +510,8 @@ def test_an_all_bot_table_plays_at_full_speed(any_redis: redis.Redis) -> None:
 
 
 def test_no_bot_reacts_at_a_wobble_table_before_the_reaction_time(any_redis: redis.Redis) -> None:
+    """While a toss-in or Jerk window is open every bot waits the reaction time, whether or not
+    anyone holds a card to race with: the pace is a function of the table's public state."""
     services = build(any_redis, Config(bot_delay_seconds=0.5, reaction_seconds=2))
     tables = services.repository.tables
     bots = [BotSeat(seat, "random") for seat in (1, 2, 3)]
@@ -523,7 +525,7 @@ def test_no_bot_reacts_at_a_wobble_table_before_the_reaction_time(any_redis: red
         if table.result is not None:
             break
         jobs = scheduled(services)
-        window = bool(set(tables.may_act(table)) - set(tables.to_act(table)))
+        window = tables.race_open(table)
         assert table.changed_at is not None
         for seat in table.bots_among(tables.may_act(table)):
             name = job_id(table_id, table.version, seat)

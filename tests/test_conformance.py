@@ -259,19 +259,25 @@ def test_the_table_waits_publicly_and_reactions_stay_private(
     playouts: tuple[AnyRules, list[tuple[int, Playout]]],
 ) -> None:
     """`to_act` is shown to everyone, so it must be the same in every world a spectator cannot
-    tell apart; `may_act` is exactly the seats with a legal move, and includes `to_act`."""
+    tell apart; `may_act` is exactly the seats with a legal move, and includes `to_act`. A seat
+    acts out of turn only while the game's declaration says a race is open, which is public too
+    (the service paces bots by it)."""
     rules, games = playouts
+    races = REGISTRY.game(rules.info.id).races
     for seed, playout in games:
         for index, step in enumerate(playout.steps):
             state = step.before
             waiting, may_act = rules.to_act(state), rules.may_act(state)
+            racing = races is not None and races(state)
             assert waiting, "a running game always waits for someone"
             assert waiting <= may_act
             with_moves = {s for s in range(playout.players) if rules.legal_moves(state, s)}
             assert may_act == with_moves
+            assert racing or may_act == waiting, "a seat may act out of turn outside a race"
             if index % 3 == 0:
                 concealed = rules.conceal(state, None, Random(seed * 104729 + index))
                 assert rules.to_act(concealed) == waiting, "to_act tells who holds a card"
+                assert races is None or races(concealed) == racing, "a race tells who may join"
 
 
 def test_redacted_events_tell_no_more_than_the_view(

@@ -372,7 +372,7 @@ class TurnQueue:
         bots = table.bots_among(may_act)
         if not bots:
             return Claim([], None)
-        due = self._paced(table, may_act)
+        due = self._paced(table)
         wait_ms = 0 if due is None else max(0, round((due.timestamp() - self.clock()) * 1000))
         return Claim(bots, due, wait_ms)
 
@@ -412,12 +412,13 @@ class TurnQueue:
             )
         return [job_id(table.id, table.version, seat) for seat in fresh]
 
-    def _paced(self, table: Table, may_act: list[int]) -> datetime | None:
+    def _paced(self, table: Table) -> datetime | None:
         """When bots may act at `table`: None for at once (no person plays, or no time known)."""
         if not table.has_people or table.changed_at is None:
             return None
-        # A reaction window: some seat may act out of turn, so every bot move is a race.
-        window = bool(set(may_act) - set(self.tables.to_act(table)))
+        # While a race is open every bot move, a reaction or the move that closes it, waits the
+        # reaction time: whether anyone holds a card to race with must not show in the pace.
+        window = self.tables.race_open(table)
         clock = table.clock
         pause = max(clock.bot_delay_seconds, clock.reaction_seconds if window else 0.0)
         return not_before(table.changed_at + timedelta(seconds=pause)) if pause else None

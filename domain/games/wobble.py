@@ -942,6 +942,17 @@ class Wobble(DecidesBySteps):
         return waited_for
 
     @staticmethod
+    def race_open(state: State) -> bool:
+        """Whether a toss-in or a Jerk window is open, whoever holds a card to use it: after a
+        colour card, its twin may follow it; on an open attack, a Jerk may take it. Public, as
+        the cards on the table show it, where `may_act` tells who can."""
+        if state.phase == TURN:
+            return state.toss is not None
+        if state.phase == ATTACK and state.attack is not None:
+            return state.toss is not None or state.attack.jerk_open
+        return False
+
+    @staticmethod
     def _mover(state: State) -> int:
         """The seat whose move closes the toss-in window: the seat to move or the target."""
         if state.attack is not None:

@@ -285,4 +285,4 @@ RULES_OF_THUMB: Sequence[Rule] = (
 """In order: an earlier rule narrows the moves before a later one looks."""
 
 
-GAME = Game(RULES, heuristic=choose)
+GAME = Game(RULES, heuristic=choose, races=RULES.race_open)

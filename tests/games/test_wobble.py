@@ -496,6 +496,27 @@ def test_the_toss_in_window_closes_when_the_next_player_acts() -> None:
     assert broken_rule(drawn, 2, {"type": "toss", "cards": ["cyan:5"]}) == "out-of-turn"
 
 
+def test_a_race_is_open_whoever_holds_the_card_to_join_it() -> None:
+    """Bots are paced by `race_open`, so it must not tell whether anyone holds the twin or a
+    Jerk: the same after cyan:5 whether seat 2 holds its twin or not, and on an attack whether
+    anyone holds a Jerk or not."""
+    nobody = replace(tossable(), hands=((FILLER,), ("green:1",), ("cyan:6",), ("magenta:5",)))
+    assert RULES.may_act(nobody) == RULES.to_act(nobody) == {1}
+    assert RULES.may_act(tossable()) == {1, 2}
+    assert RULES.race_open(tossable())
+    assert RULES.race_open(nobody)
+    drawn, _ = act(tossable(), 1, {"type": "draw"})
+    assert not RULES.race_open(drawn), "the next player acted: the window closed"
+    open_attack = attacked(
+        [FILLER], ["green:1"], ["green:2"], symbol="+3", amount=3, owner=0, target=1
+    )
+    jerkable = replace(open_attack, attack=replace(open_attack.attack, jerk_open=True))
+    closed = replace(jerkable, attack=replace(jerkable.attack, jerk_open=False))
+    assert RULES.may_act(jerkable) == {1}, "nobody holds a Jerk"
+    assert RULES.race_open(jerkable)
+    assert not RULES.race_open(closed)
+
+
 def test_a_tossed_in_action_acts_as_if_the_tosser_played_it() -> None:
     state = position(
         [FILLER],
