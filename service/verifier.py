@@ -145,6 +145,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
             key = decode_key(path.read_text() if path.is_file() else args.key)
     except (OSError, ValueError) as error:
         parser.exit(2, f"spieltisch verify: {error}\n")
+    except RecursionError:
+        parser.exit(2, "spieltisch verify: the bundle's JSON is nested too deep to be a bundle\n")
     report = verify(document, key)
     print(report.text(), file=out)
     if report.bundle is not None and (args.seat is not None or args.version is not None):

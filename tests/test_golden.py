@@ -309,6 +309,11 @@ def test_the_command_refuses_unusable_input(tmp_path: Path) -> None:
     done = spieltisch("verify", GOLDEN / "pig10.json", "--seat", "7")
     assert done.returncode == 2
     assert "seats 0 to 1, not 7" in done.stderr
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    done = spieltisch("verify", nested)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "nested too deep" in done.stderr
 
 
 def test_the_console_script_still_serves_by_default() -> None:
