@@ -507,11 +507,12 @@ def test_a_race_is_open_whoever_holds_the_card_to_join_it() -> None:
     assert RULES.race_open(nobody)
     drawn, _ = act(tossable(), 1, {"type": "draw"})
     assert not RULES.race_open(drawn), "the next player acted: the window closed"
-    open_attack = attacked(
+    attack = Attack("+3", 3, 0, 1, 0, jerk_open=True)
+    jerkable = attacked(
         [FILLER], ["green:1"], ["green:2"], symbol="+3", amount=3, owner=0, target=1
     )
-    jerkable = replace(open_attack, attack=replace(open_attack.attack, jerk_open=True))
-    closed = replace(jerkable, attack=replace(jerkable.attack, jerk_open=False))
+    jerkable = replace(jerkable, attack=attack)
+    closed = replace(jerkable, attack=replace(attack, jerk_open=False))
     assert RULES.may_act(jerkable) == {1}, "nobody holds a Jerk"
     assert RULES.race_open(jerkable)
     assert not RULES.race_open(closed)
