@@ -54,7 +54,8 @@ def signature_ok(token: str, body: bytes, header: str | None) -> bool:
     """Whether `header` signs `body` for the seat holding `token`."""
     key = hashlib.sha256(token.encode()).hexdigest()
     expected = "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
-    return header is not None and hmac.compare_digest(header, expected)
+    # As bytes: `compare_digest` raises on a str with non-ASCII characters, which anyone can send.
+    return header is not None and hmac.compare_digest(header.encode(), expected.encode())
 
 
 class BotServer(ThreadingHTTPServer):

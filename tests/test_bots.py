@@ -11,6 +11,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import runpy
 import signal
 import threading
 import time
@@ -19,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from random import Random
 from typing import Any, cast
 
@@ -972,3 +974,15 @@ def test_a_bots_queued_turn_marks_its_table_only_along_with_its_append(
     redis_client.delete(WAITING)
     assert apart.expect(after, marked=True) is None
     assert redis_client.zscore(WAITING, table_id) is None, "apart from the games, no mark"
+
+
+def test_the_webhook_example_refuses_any_signature_but_the_seats() -> None:
+    """`examples/webhook_bot.py`'s check: the server's signature holds; a wrong one, none, or
+    one with characters beyond ASCII (which `hmac.compare_digest` raises on as text) does not."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "webhook_bot.py"
+    signature_ok = runpy.run_path(str(example))["signature_ok"]  # a script, not a module
+    key = hashlib.sha256(b"the-token").hexdigest().encode()
+    signed = "sha256=" + hmac.new(key, b"{}", hashlib.sha256).hexdigest()
+    assert signature_ok("the-token", b"{}", signed)
+    for header in (None, signed.replace("sha256=", "sha256=0"), "sha256=\u00e9", signed + "\u00e9"):
+        assert not signature_ok("the-token", b"{}", header)
