@@ -4,8 +4,9 @@ It follows the table's live event stream (Server-Sent Events, resumed with `Last
 whenever the connection ends). The frame of the table's latest event carries the seat's legal
 moves there; when it has some, it sends one, naming the version it decided on. The move's answer
 carries the table and the seat's legal moves after it, so it plays on without reading. A
-`409 stale-version` (the table moved on meanwhile) makes it read the moves again. It exits when
-the game is over, printing the result.
+`409 stale-version` (the table moved on meanwhile) makes it read the moves again, and so does a
+`stream.Rewound` frame (the server lost moves the stream had sent). It exits when the game is
+over, printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
@@ -25,6 +26,7 @@ from collections.abc import Iterator
 from typing import Any
 
 FINISHED = "table.GameFinished"
+REWOUND = "stream.Rewound"
 
 
 # ---- REPLACE THIS: your bot's strategy --------------------------------------------------------
@@ -106,14 +108,16 @@ class Client:
             time.sleep(retry)
 
 
-def take_turn(client: Client, legal: dict[str, Any]) -> int:
+def take_turn(client: Client, legal: dict[str, Any] | None) -> int:
     """Move while the seat has legal moves (its turn, or a chance to act out of turn, like a
     Wobble toss-in, which only its own moves tell it), starting from `legal`, those the stream
-    brought; the version at which it had none.
+    brought (None: read them); the version at which it had none.
 
     A move's answer carries the table as this seat sees it and its legal moves after the move,
     so the bot plays on from it."""
     status, view = 200, None
+    if legal is None:
+        status, legal = client.call("GET", "/moves")
     while True:
         if status != 200:
             raise SystemExit(f"cannot read the legal moves: {status} {legal}")
@@ -158,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
             result = event["data"]["result"]
             print(f"game over: winners {result['winners']}, scores {result['scores']}", flush=True)
             return 0
-        if "moves" in event and event["seq"] > seen:  # the latest event, one not seen yet
+        if event["type"] == REWOUND:  # the table stands before what we saw: go on from there
+            seen = take_turn(client, None)
+        elif "moves" in event and event["seq"] > seen:  # the latest event, one not seen yet
             seen = take_turn(client, event["moves"])
     return 1  # unreachable: the stream ends with the finish
 

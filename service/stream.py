@@ -10,7 +10,9 @@ number of streams that send them.
 
 Pub/sub forgets what it could not deliver, so a topic reads the stream itself whenever it may
 have missed news: after its subscription takes, after the reader reconnects to Redis, or when
-what it heard does not follow what it had. A stream
+what it heard does not follow what it had. A client
+that resumes from a version the log no longer reaches (Redis lost its last writes) is told so
+with a `stream.Rewound` frame, and the stream goes on from where the log stands. A stream
 ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
 `Last-Event-ID` and carries on from there.
 """
@@ -47,6 +49,9 @@ log = logging.getLogger(__name__)
 RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
 KEEPALIVE = ": keep-alive\n\n"
+REWOUND = "stream.Rewound"
+"""The frame a stream sends when the log stands before the version its client resumed from
+(Redis lost its last writes, or the id was made up): the client must read the table again."""
 WINDOW = 64
 """Recent events each topic keeps for its streams: a stream further behind reads its own."""
 SUBSCRIBE_POLL_SECONDS = 0.05
@@ -156,6 +161,10 @@ class News:
 
     loaded: Loaded
     records: list[Recorded]
+    lineage: int = 0
+    """How often the topic's news started over because the stream no longer held what it had
+    read (Redis lost its last writes): a stream that sent events of another lineage asks Redis
+    whether it still holds them."""
     frames: dict[tuple[int, int | None], str | None] = field(default_factory=dict)
     """Each event's frame for each seat (None: a spectator) that was sent one, redacted against
     `loaded.table`; None where that seat sees nothing of it."""
@@ -282,9 +291,21 @@ class StreamHub:
                 return news
             if records is not None:
                 loaded = repository.followed(table_id, records)
-                return News(loaded, [*news.records, *records][-WINDOW:])
+                return News(loaded, [*news.records, *records][-WINDOW:], news.lineage)
             # The stream no longer holds what was read (Redis lost writes): start over.
+            return News(repository.load(table_id), [], news.lineage + 1)
         return News(repository.load(table_id), [])
+
+    def lost(self, table_id: str, version: int, last: Position | None) -> Position | None:
+        """Where the table's log stands, if it no longer holds what a stream at `version` sent
+        (`last`: the stream's last event, when it knows it); None while it does."""
+        store = self.queries.repository.store
+        head = store.head(table_id)
+        if head.version < version:
+            return head
+        if last is not None and store.read_on(table_id, last, until=last.version) is None:
+            return head
+        return None
 
     def frames(self, news: News, records: Sequence[Recorded], caller: Caller) -> Iterator[str]:
         """The frames of `records` the caller may see, each redacted once per seat."""
@@ -394,13 +415,22 @@ def event_stream(
     yield f"retry: {RECONNECT_MS}\n\n"
     ends = clock() + max_seconds
     position = after
+    last: Position | None = None  # the last event sent, with its hash, to know it again
+    lineage: int | None = None
     with hub.follow(table_id) as topic:
         while True:
             heard = topic.heard  # before the read: an append heard during it is read again
             try:
                 news = topic.news(partial(hub.read, table_id))
                 held(news.loaded, caller)
-                behind = catch_up(hub, table_id, news, position)
+                # Whether Redis lost what the client was sent is asked of Redis itself when the
+                # stream resumes (the topic may hold the lost tail still) and after the topic
+                # found the log changed under it.
+                rewound = None
+                if position and news.lineage != lineage:
+                    rewound = hub.lost(table_id, position, last)
+                lineage = news.lineage
+                behind = [] if rewound is not None else catch_up(hub, table_id, news, position)
             except Exception as error:
                 # A cluster client's own exception is no RedisError: only its outage ends early.
                 if not (is_outage(error) or isinstance(error, (redis.RedisError, InvalidToken))):
@@ -409,6 +439,17 @@ def event_stream(
                 # refused then, if it holds no seat now): worth a line, not a trace.
                 log.warning("the live stream of table %s ends early: %s", table_id, error)
                 return
+            if rewound is not None:
+                yield sse(
+                    {
+                        "seq": rewound.version,
+                        "type": REWOUND,
+                        "data": {"version": rewound.version, "after": position},
+                    }
+                )
+                position, last = rewound.version, rewound
+                topic.announce(None)  # the topic may hold the lost events: read the log anew
+                continue
             table = news.table
             fresh = [record for record in news.records if record.seq > position]
             sent = [*behind, *fresh]
@@ -419,7 +460,7 @@ def event_stream(
                 text = "".join(hub.frames(news, sent, caller))
                 if text:
                     yield text
-                position = sent[-1].seq
+                position, last = sent[-1].seq, sent[-1].position
             if ended is not None:
                 return
             if table.result is not None and position >= table.version:

@@ -169,17 +169,25 @@ def test_the_scores_of_an_unknown_table_are_a_404(
 
 
 @pytest.mark.parametrize(
-    ("resume", "seqs"), [("", ["1"]), ("  ", ["1"]), ("1", []), (str(2**64 + 1), [])]
+    ("resume", "frames"),
+    [
+        ("", [("1", "table.GameCreated")]),
+        ("  ", [("1", "table.GameCreated")]),
+        ("1", []),
+        (str(2**64 + 1), [("1", "stream.Rewound")]),
+    ],
 )
 def test_last_event_id_resumes_a_stream_after_it(
-    fake_redis: redis.Redis, resume: str, seqs: list[str]
+    fake_redis: redis.Redis, resume: str, frames: list[tuple[str, str]]
 ) -> None:
-    """An empty `Last-Event-ID` is as if none was sent; one beyond every version (no table
-    reaches 2^53) resumes after every event there will be."""
+    """An empty `Last-Event-ID` is as if none was sent; one beyond every version is told where
+    the log stands (`stream.Rewound`), and the stream goes on from there."""
     short = replace(IN_PROCESS, stream_max_seconds=0.2, stream_keepalive_seconds=0.05)
     client = web_app(short, redis_client=fake_redis).test_client()
     table_id = open_table(client)
     streamed = client.get(f"/v1/tables/{table_id}/stream", headers={"Last-Event-ID": resume})
     assert streamed.status_code == 200
-    ids = [line.removeprefix("id: ") for line in streamed.text.splitlines() if line[:4] == "id: "]
-    assert ids == seqs
+    lines = streamed.text.splitlines()
+    ids = [line.removeprefix("id: ") for line in lines if line[:4] == "id: "]
+    types = [line.removeprefix("event: ") for line in lines if line[:7] == "event: "]
+    assert list(zip(ids, types, strict=True)) == frames

@@ -1,6 +1,7 @@
 """What a player meets in the browser (issue 23): the way back to their seats, leaving a table,
 moves counted as moves, a line saying what to click, labelled piles, indicators that are not
-buttons, the games' own words, and the API contract as a page.
+buttons, the games' own words, the API contract as a page, and a table drawn again when the
+server lost moves it showed.
 
 The server is the stack as the Procfile runs it, on a real Redis, with real bot workers.
 """
@@ -13,6 +14,7 @@ import time
 from typing import Any
 
 import pytest
+import redis
 import yaml
 from playwright.sync_api import Page, expect
 
@@ -22,6 +24,7 @@ from tests.browser import Clicker, Watched, open_table
 from tests.live import call
 from tests.sixth_game import with_sixth_game
 from tests.stack import Stack
+from tests.test_lost_writes import lose_tail
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
 
@@ -289,3 +292,50 @@ def test_the_api_link_shows_the_contract_readably(page: Page) -> None:
     expect(docs.get_by_role("link", name="Download openapi.yaml")).to_have_attribute(
         "href", "/openapi.yaml"
     )
+
+
+def play_over_http(base: str, table: str, tokens: list[str], moves: int) -> int:
+    """Make `moves` moves as the seats whose turn it is; the table's version after them."""
+    for _ in range(moves):
+        status, shown = call(base, "GET", f"/v1/tables/{table}")
+        seat = shown["to_act"][0]
+        status, legal = call(base, "GET", f"/v1/tables/{table}/moves", token=tokens[seat])
+        body = {"move": legal["moves"][0], "expected_version": legal["version"]}
+        status, answer = call(base, "POST", f"/v1/tables/{table}/moves", body, tokens[seat])
+        assert status == 200, answer
+    version: int = call(base, "GET", f"/v1/tables/{table}")[1]["version"]
+    return version
+
+
+def test_a_table_whose_server_lost_moves_is_drawn_again_as_it_stands(
+    pages: Watched, stack: Stack, real_redis: redis.Redis
+) -> None:
+    """Redis lost the last moves the page showed and the table went on without them: the page
+    says so and shows the table, the log and the move count as the server has them now."""
+    status, table = call(
+        stack.base,
+        "POST",
+        "/v1/tables",
+        {"game": "pig10", "seats": 2, "options": {"first_seat": 0}},
+    )
+    assert status == 201, table
+    tokens = []
+    for name in ("Ann", "Bob"):
+        status, seat = call(stack.base, "POST", f"/v1/tables/{table['id']}/seats", {"name": name})
+        assert status == 201, seat
+        tokens.append(seat["token"])
+    play_over_http(stack.base, table["id"], tokens, 5)
+    page = pages.open()
+    page.goto(f"/#/tables/{table['id']}/watch")
+    expect(page.locator(".move-count")).to_have_text("5 moves")
+    lose_tail(real_redis, table["id"], 4)
+    version = play_over_http(stack.base, table["id"], tokens, 6)
+    expect(page.locator(".notice")).to_contain_text("The server lost the last moves shown here")
+    log = call(stack.base, "GET", f"/v1/tables/{table['id']}/events")[1]
+    assert log["version"] == version
+    moves = moves_in(log["events"], "pig10")
+    expect(page.locator(".move-count")).to_have_text(f"{moves} moves")
+    numbers = page.locator(".log li[data-move]").evaluate_all(
+        "nodes => nodes.map(node => Number(node.dataset.move))"
+    )
+    assert sorted(set(numbers)) == list(range(1, moves + 1)), "the log holds no lost move"

@@ -18,16 +18,19 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from arena.__main__ import run
 from arena.match import Entrant
 from tests.live import call
 from tests.stack import WAIT, Stack
+from tests.test_lost_writes import lose_tail
 
 pytestmark = pytest.mark.redis
 
@@ -431,6 +434,29 @@ def test_a_late_webhook_is_replaced_for_that_turn_only(stack: Stack) -> None:
     assert ok(call(stack.base, "GET", f"/v1/tables/{table_id}/audit"))["ok"]
 
 
+def http_example_in_seat_0(stack: Stack, table_id: str) -> Example:
+    """examples/http_bot.py, seated at the table's seat 0."""
+    bot = Example("http_bot.py", "--server", stack.base, "--table", table_id, "--name", "e2e")
+    try:
+        assert int(bot.wait_for(r"seated at table \S+, seat (\d+)")[1]) == 0
+    except BaseException:
+        print("examples/http_bot.py said:", bot.stop())
+        raise
+    return bot
+
+
+def turns(stack: Stack, path: str, token: str) -> Iterator[dict[str, Any]]:
+    """The seat's legal moves each time it is to act, until the game is over (within `WAIT`)."""
+    deadline = time.monotonic() + WAIT
+    while ok(call(stack.base, "GET", path))["status"] == "running":
+        assert time.monotonic() < deadline, f"the game did not finish in {WAIT} s"
+        legal = ok(call(stack.base, "GET", f"{path}/moves", token=token))
+        if legal["to_act"]:
+            yield legal
+        else:
+            time.sleep(0.02)
+
+
 def test_the_http_example_plays_a_seat_to_the_end(stack: Stack) -> None:
     """The example takes seat 0 and plays it to the end beside two bots and the test's seat 1,
     which thinks for longer than a stream lasts once, so that the example must resume."""
@@ -439,17 +465,11 @@ def test_the_http_example_plays_a_seat_to_the_end(stack: Stack) -> None:
         call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 4, "bots": bots}), 201
     )
     path = f"/v1/tables/{table['id']}"
-    bot = Example("http_bot.py", "--server", stack.base, "--table", table["id"], "--name", "e2e")
+    bot = http_example_in_seat_0(stack, table["id"])
     try:
-        assert int(bot.wait_for(r"seated at table \S+, seat (\d+)")[1]) == 0
         token = ok(call(stack.base, "POST", f"{path}/seats", {"name": "slow"}), 201)["token"]
-        deadline, paused = time.monotonic() + WAIT, False
-        while ok(call(stack.base, "GET", path))["status"] == "running":
-            assert time.monotonic() < deadline, f"the game did not finish in {WAIT} s"
-            legal = ok(call(stack.base, "GET", f"{path}/moves", token=token))
-            if not legal["to_act"]:
-                time.sleep(0.02)
-                continue
+        paused = False
+        for legal in turns(stack, path, token):
             if not paused:  # longer than SPIELTISCH_STREAM_MAX_SECONDS: the streams end
                 time.sleep(1.5)
                 paused = True
@@ -475,6 +495,47 @@ def test_the_http_example_plays_a_seat_to_the_end(stack: Stack) -> None:
     assert len(resumed) >= 2, f"the example's streams: {resumed}"
     assert resumed[0] == "-", "the first stream starts from the start"
     assert all(last.isdigit() for last in resumed[1:]), f"resumed after: {resumed}"
+
+
+def test_the_http_example_plays_on_after_the_server_lost_its_last_move(
+    stack: Stack, real_redis: redis.Redis
+) -> None:
+    """Redis loses the example's last move after its stream sent it, and the table waits for
+    the example again: its stream, resumed beyond the log, is told so (`stream.Rewound`), and
+    the example reads its moves and plays on to the end."""
+    table = ok(call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 2}), 201)
+    path = f"/v1/tables/{table['id']}"
+    bot = http_example_in_seat_0(stack, table["id"])
+    try:
+        token = ok(call(stack.base, "POST", f"{path}/seats", {"name": "tester"}), 201)["token"]
+        lost = 0
+        for legal in turns(stack, path, token):
+            log = ok(call(stack.base, "GET", f"{path}/events"))["events"]
+            if not lost and any(event["meta"].get("seat") == 0 for event in log):
+                # The example moved last: lose its move, the table waits for it again.
+                command = next(e for e in reversed(log) if e["meta"].get("seat") == 0)
+                first = next(
+                    e for e in log if e["meta"].get("command_id") == command["meta"]["command_id"]
+                )
+                lost = len(log) - first["seq"] + 1
+                assert lose_tail(real_redis, table["id"], lost) == first["seq"] - 1
+                continue
+            move = {"move": legal["moves"][0], "expected_version": legal["version"]}
+            ok(call(stack.base, "POST", f"{path}/moves", move, token))
+        output = bot.output()
+    finally:
+        print("examples/http_bot.py said:", bot.stop())  # shown if the test fails
+    assert lost, "the example's move was lost once"
+    assert bot.process.returncode == 0, output
+    table = ok(call(stack.base, "GET", path))
+    assert table["status"] == "finished"
+    mine = [
+        event
+        for event in ok(call(stack.base, "GET", f"{path}/events"))["events"]
+        if event["type"] == PLAYED and event["data"]["seat"] == 0
+    ]
+    assert output.count(": played ") == len(mine) + 1, "each move once, the lost one twice"
+    assert ok(call(stack.base, "GET", f"{path}/audit"))["ok"]
 
 
 def test_the_arena_plays_through_the_service_and_its_games_audit(stack: Stack) -> None:

@@ -8,6 +8,11 @@ short or an older backup leaves it. Each test runs on fakeredis and on the real 
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
 import pytest
 import redis
 from flask.testing import FlaskClient
@@ -15,6 +20,9 @@ from flask.testing import FlaskClient
 from bootstrap import Services, build, web_app
 from events.store import stream_key
 from service.config import Config
+from service.stream import event_stream
+from service.views import SPECTATOR
+from tests.bounds import bounded
 from tests.conftest import IN_PROCESS
 from tests.test_api import Game, new_game, payload
 
@@ -134,3 +142,81 @@ def test_every_process_converges_without_a_restart(any_redis: redis.Redis, lost:
         view.get("")
     surviving = lose_tail(any_redis, game.id, lost)
     assert {view.get("")["version"] for view in views} == {surviving}
+
+
+def frames_of(text: str) -> list[tuple[int, str, Any]]:
+    """The (id, event, data) of each event frame in a piece of a live stream."""
+    found = []
+    for block in text.split("\n\n"):
+        fields = dict(line.split(": ", 1) for line in block.splitlines() if ": " in line)
+        if "id" in fields:
+            found.append((int(fields["id"]), fields["event"], json.loads(fields["data"])))
+    return found
+
+
+def test_a_stream_resumed_beyond_the_log_is_told_where_it_stands(any_redis: redis.Redis) -> None:
+    """A client that saw the lost tail comes back with its last id: the stream says so first,
+    with the version the log stands at, and goes on from there."""
+    short = replace(IN_PROCESS, stream_max_seconds=0.3, stream_keepalive_seconds=0.1)
+    game = new_game(web_app(short, redis_client=any_redis).test_client(), 2, first_seat=0)
+    ahead = play(game, 4)
+    surviving = lose_tail(any_redis, game.id, 3)
+    resumed = game.client.get(f"/v1/tables/{game.id}/stream", headers={"Last-Event-ID": str(ahead)})
+    assert frames_of(resumed.text) == [
+        (
+            surviving,
+            "stream.Rewound",
+            {
+                "seq": surviving,
+                "type": "stream.Rewound",
+                "data": {"version": surviving, "after": ahead},
+            },
+        )
+    ]
+    again = game.client.get(
+        f"/v1/tables/{game.id}/stream", headers={"Last-Event-ID": str(surviving)}
+    )
+    assert frames_of(again.text) == [], "a client where the log stands hears nothing more"
+
+
+def test_an_open_stream_that_sent_a_lost_tail_is_rewound_before_the_new_one(
+    any_redis: redis.Redis,
+) -> None:
+    """The tail a stream sent is lost and the table goes on past it with other events: the
+    stream sends `stream.Rewound` with the version the log stands at before any of them, never
+    a mix of the two histories (the client reads the table again)."""
+    app = web_app(IN_PROCESS, redis_client=any_redis)
+    game = new_game(app.test_client(), 2, first_seat=0)
+    ahead = play(game, 3)
+    hub = Services.of(app).hub
+    stream = event_stream(hub, game.id, SPECTATOR, 0, keepalive_seconds=0.05, max_seconds=30)
+    try:
+        read_until(stream, ahead)
+        surviving = lose_tail(any_redis, game.id, 2)
+        passed = play(game, 4)
+        assert passed > ahead, "the new history goes past what the stream sent"
+        after = read_until(stream, passed)
+    finally:
+        stream.close()
+    rewound, *events = after
+    stands = rewound[0]
+    assert rewound[1:] == (
+        "stream.Rewound",
+        {"seq": stands, "type": "stream.Rewound", "data": {"version": stands, "after": ahead}},
+    )
+    assert surviving <= stands <= passed, "where the log stood when the stream found out"
+    assert [seq for seq, _, _ in events] == list(range(stands + 1, passed + 1))
+    log = game.get("/events")["events"][stands:]
+    assert [(event["type"], event["data"]) for _, _, event in events] == [
+        (event["type"], event["data"]) for event in log
+    ], "only the log as it stands"
+
+
+def read_until(stream: Iterator[str], version: int) -> list[tuple[int, str, Any]]:
+    """The event frames `stream` sends up to the one of `version`."""
+    sent: list[tuple[int, str, Any]] = []
+    for _ in bounded(f"the stream never sent version {version}"):
+        sent += frames_of(next(stream))
+        if sent and sent[-1][0] == version:
+            break
+    return sent

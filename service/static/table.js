@@ -82,6 +82,11 @@ function inviteLink(tableId, seat) {
   return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
 }
 
+// Set when the server lost moves the page showed (its stream sent `stream.Rewound`): the page
+// is drawn again from the table as it stands, and says why once.
+let rewound = false;
+const REWOUND_TEXT = "The server lost the last moves shown here: this is the table as it stands now.";
+
 /** The page at #/tables/ID (query: seat=N to play one of several seats held here). */
 export async function tablePage(main, tableId, query, signal, games, spectator = false) {
   const held = spectator ? {} : heldSeats(tableId);
@@ -95,6 +100,10 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const feedback = h("p", { class: "feedback", role: "alert" });
   // A lost race (the table moved on between reading it and the click) is news, not an error.
   const notice = h("p", { class: "notice", role: "status" });
+  if (rewound) {
+    rewound = false;
+    notice.textContent = REWOUND_TEXT;
+  }
   const seats = h("ol", { class: "seat-list", "aria-label": "Seats and scores" });
   const board = h("div", { class: "board" });
   const choices = h("div", { class: "choices", role: "group", "aria-label": "Your moves" });
@@ -315,6 +324,13 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     signal,
     onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
     onEvent: (event) => {
+      if (event.type === "stream.Rewound") {
+        // The log, the move count and the table shown all hold moves that are gone: start over
+        // the way a reload would, through the router.
+        rewound = true;
+        window.dispatchEvent(new HashChangeEvent("hashchange"));
+        return;
+      }
       if (event.moves) offered = event.moves;
       const move = counter.add(event);
       moveCount.textContent = movesText(counter.count);
