@@ -155,9 +155,11 @@ def stack(
     real_redis: redis.Redis, tmp_path: Path, request: pytest.FixtureRequest
 ) -> Iterator[Stack]:
     """The web server and bot workers as the Procfile runs them, logging into `tmp_path`: one
-    worker, or as many as `@pytest.mark.parametrize("stack", [n], indirect=True)` asks for."""
+    worker, or as many as `@pytest.mark.parametrize("stack", [n], indirect=True)` asks for;
+    `@pytest.mark.stack_env(NAME="value")` sets the processes' environment variables."""
     workers: int = getattr(request, "param", 1)
-    running = Stack(tmp_path)
+    marker = request.node.get_closest_marker("stack_env")
+    running = Stack(tmp_path, settings=marker.kwargs if marker else None)
     try:
         for _ in range(workers):
             running.start_worker()

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from tests.live import TEST_REDIS_URL, free_port
@@ -50,12 +51,17 @@ class Stack:
     """The web server and the bot workers, as the Procfile runs them; logs go to `logs`."""
 
     def __init__(
-        self, logs: Path, redis_url: str = TEST_REDIS_URL, queue_url: str | None = None
+        self,
+        logs: Path,
+        redis_url: str = TEST_REDIS_URL,
+        queue_url: str | None = None,
+        settings: Mapping[str, str] | None = None,
     ) -> None:
-        """The games on `redis_url`, the bot queues on `queue_url` (None: the same)."""
+        """The games on `redis_url`, the bot queues on `queue_url` (None: the same); `settings`
+        are environment variables beside (and over) `ENV`."""
         self.logs = logs
         self.queue_url = queue_url or redis_url
-        self.env = {**os.environ, **ENV, "REDIS_URL": redis_url}
+        self.env = {**os.environ, **ENV, **(settings or {}), "REDIS_URL": redis_url}
         if queue_url is not None:
             self.env["QUEUE_URL"] = queue_url
         self.web_log = logs / "web.log"

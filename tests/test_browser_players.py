@@ -307,31 +307,34 @@ def play_over_http(base: str, table: str, tokens: list[str], moves: int) -> int:
     return version
 
 
+def human_table(base: str) -> tuple[str, list[str]]:
+    """A Pig 10 table of two people, seat 0 to start; its id and the seats' tokens."""
+    status, table = call(
+        base, "POST", "/v1/tables", {"game": "pig10", "seats": 2, "options": {"first_seat": 0}}
+    )
+    assert status == 201, table
+    tokens = []
+    for name in ("Ann", "Bob"):
+        status, seat = call(base, "POST", f"/v1/tables/{table['id']}/seats", {"name": name})
+        assert status == 201, seat
+        tokens.append(seat["token"])
+    return table["id"], tokens
+
+
 def test_a_table_whose_server_lost_moves_is_drawn_again_as_it_stands(
     pages: Watched, stack: Stack, real_redis: redis.Redis
 ) -> None:
     """Redis lost the last moves the page showed and the table went on without them: the page
     says so and shows the table, the log and the move count as the server has them now."""
-    status, table = call(
-        stack.base,
-        "POST",
-        "/v1/tables",
-        {"game": "pig10", "seats": 2, "options": {"first_seat": 0}},
-    )
-    assert status == 201, table
-    tokens = []
-    for name in ("Ann", "Bob"):
-        status, seat = call(stack.base, "POST", f"/v1/tables/{table['id']}/seats", {"name": name})
-        assert status == 201, seat
-        tokens.append(seat["token"])
-    play_over_http(stack.base, table["id"], tokens, 5)
+    table_id, tokens = human_table(stack.base)
+    play_over_http(stack.base, table_id, tokens, 5)
     page = pages.open()
-    page.goto(f"/#/tables/{table['id']}/watch")
+    page.goto(f"/#/tables/{table_id}/watch")
     expect(page.locator(".move-count")).to_have_text("5 moves")
-    lose_tail(real_redis, table["id"], 4)
-    version = play_over_http(stack.base, table["id"], tokens, 6)
+    lose_tail(real_redis, table_id, 4)
+    version = play_over_http(stack.base, table_id, tokens, 6)
     expect(page.locator(".notice")).to_contain_text("The server lost the last moves shown here")
-    log = call(stack.base, "GET", f"/v1/tables/{table['id']}/events")[1]
+    log = call(stack.base, "GET", f"/v1/tables/{table_id}/events")[1]
     assert log["version"] == version
     moves = moves_in(log["events"], "pig10")
     expect(page.locator(".move-count")).to_have_text(f"{moves} moves")
@@ -339,3 +342,37 @@ def test_a_table_whose_server_lost_moves_is_drawn_again_as_it_stands(
         "nodes => nodes.map(node => Number(node.dataset.move))"
     )
     assert sorted(set(numbers)) == list(range(1, moves + 1)), "the log holds no lost move"
+
+
+@pytest.mark.stack_env(SPIELTISCH_STREAM_MAX_SECONDS="300")  # no reconnect tells the page
+def test_a_move_chosen_on_a_lost_version_draws_the_table_again(
+    pages: Watched, stack: Stack, real_redis: redis.Redis
+) -> None:
+    """Redis lost the last two moves, and the table waits for this seat again with nothing
+    appended since, so its open stream has nothing to tell: the move clicked on the lost version
+    is refused as stale with an older version, and the page draws the table as it stands, where
+    the next click plays."""
+    table_id, tokens = human_table(stack.base)
+    page = pages.open()
+    page.goto("/")
+    page.evaluate(
+        "([key, seats]) => localStorage.setItem(key, JSON.stringify(seats))",
+        [SEATS_KEY, {table_id: {"0": tokens[0]}}],
+    )
+    version = play_over_http(stack.base, table_id, tokens, 4)
+    page.goto(f"/#/tables/{table_id}")
+    page.locator("#turn.mine").wait_for()
+    log = call(stack.base, "GET", f"/v1/tables/{table_id}/events")[1]["events"]
+    commands = [event["meta"].get("command_id") for event in log]
+    # Seat 1's move, and seat 0's before it: the table waits for seat 0 again.
+    first_lost = commands.index(commands[commands.index(commands[-1]) - 1])
+    surviving = lose_tail(real_redis, table_id, version - first_lost)
+    assert call(stack.base, "GET", f"/v1/tables/{table_id}")[1]["to_act"] == [0]
+    Clicker(page).click_next()
+    expect(page.locator(".notice")).to_contain_text("The server lost the last moves shown here")
+    page.locator("#turn.mine").wait_for()
+    Clicker(page).click_next()
+    for _ in bounded("the move clicked on the table as it stands never landed", 200):
+        if call(stack.base, "GET", f"/v1/tables/{table_id}")[1]["version"] > surviving:
+            break
+        time.sleep(0.05)

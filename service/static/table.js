@@ -82,10 +82,17 @@ function inviteLink(tableId, seat) {
   return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
 }
 
-// Set when the server lost moves the page showed (its stream sent `stream.Rewound`): the page
-// is drawn again from the table as it stands, and says why once.
+// Set when the server lost moves the page showed: the page is drawn again from the table as it
+// stands, and says why once.
 let rewound = false;
 const REWOUND_TEXT = "The server lost the last moves shown here: this is the table as it stands now.";
+
+/** Draw the page again, through the router as a reload would: the log, the move count and the
+ * table shown all hold moves the server no longer has. */
+function startOver() {
+  rewound = true;
+  window.dispatchEvent(new HashChangeEvent("hashchange"));
+}
 
 /** The page at #/tables/ID (query: seat=N to play one of several seats held here). */
 export async function tablePage(main, tableId, query, signal, games, spectator = false) {
@@ -257,7 +264,13 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       if (!legal) missed = Infinity;  // a replayed answer from before answers carried moves
       announce(`You: ${option.label}`);
     } catch (error) {
-      if (error instanceof ApiError && error.problem.type?.endsWith("/stale-version")) {
+      const stale = error instanceof ApiError && error.problem.type?.endsWith("/stale-version");
+      if (stale && error.problem.current_version < shown.legal.version) {
+        // The table stands before the version this move was chosen at: moves shown are lost.
+        startOver();
+        return;
+      }
+      if (stale) {
         notice.textContent = "The table moved on before your move arrived; nothing was played. Choose again.";
       } else {
         feedback.textContent = `Move refused: ${error.message}`;
@@ -325,10 +338,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
     onEvent: (event) => {
       if (event.type === "stream.Rewound") {
-        // The log, the move count and the table shown all hold moves that are gone: start over
-        // the way a reload would, through the router.
-        rewound = true;
-        window.dispatchEvent(new HashChangeEvent("hashchange"));
+        startOver();
         return;
       }
       if (event.moves) offered = event.moves;
