@@ -11,7 +11,7 @@ keep-alive came after the one before (or the last event), how many were missed, 
 idle crowd costs the server. One selector thread in this process reads every stream.
 
     .venv/bin/python bench/streams.py [--streams 5000] [--keepalive 15] [--clients 4]
-        [--seconds 6] [--rounds 2] [--games 48] [--redis-url URL] [--smoke]
+        [--seconds 6] [--rounds 2] [--games 96] [--redis-url URL] [--smoke]
 
 The bench raises its own open-files limit (`ulimit -n`) to the hard limit when it needs more,
 and the server processes it starts inherit it; it says so when it does.
@@ -219,6 +219,9 @@ def mover(port: int, crowd: Crowd | None, followed: Followed, prepared: int):  #
                 games = [streamed_game(client, crowd) for _ in range(prepared)]
             finally:
                 ready.wait()
+            # Waiting for the other threads may outlast gunicorn's keep-alive (2 s), which then
+            # closed the connection: start the moves on a fresh one (in the warm-up).
+            client.close()
             game, listeners = games.pop(0)
             while time.perf_counter() < window.end:
                 if game.finished:
@@ -429,11 +432,12 @@ def main() -> None:
     options.add_argument("--clients", type=int, default=4, help="threads playing moves")
     options.add_argument("--seconds", type=float, default=6.0, help="measured time per phase")
     options.add_argument("--rounds", type=int, default=2, help="alone/streamed phase pairs")
-    # A Pig 10 game here is some 60 moves, and a fast machine plays 1,000 a second: a thread
-    # must have some 30 ready for a 6 s phase and its warm-up, 40 for the 8 s phases the
-    # README's figures come from, or it sets up more inside the window.
+    # A Pig 10 game here is some 60 moves, and a fast machine plays 1,700 a second alone
+    # (2026-11-28 evening: 48 games a thread ran out in 8 s phases): a thread must have some
+    # 60 ready for the 8 s phases the README's figures come from, or it sets up more inside the
+    # window. Setting them up costs time before each phase, not in it.
     options.add_argument(
-        "--games", type=int, default=48, help="games each thread sets up before a phase"
+        "--games", type=int, default=96, help="games each thread sets up before a phase"
     )
     args = options.parse_args()
     if args.smoke:
