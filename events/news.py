@@ -4,7 +4,7 @@ into the records it stored, for live streams that follow a table without reading
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from events.envelope import ChainBroken, Position, Recorded, verify_chain
@@ -27,6 +27,27 @@ def entries(message: bytes) -> list[tuple[bytes, dict[bytes, bytes]]]:
         found.append((b"%d-0" % seq, {b"e": stored, b"h": digest}))
         seq, at = seq + 1, end + HASH_LENGTH + 1
     return found
+
+
+def contradicts(records: Sequence[Recorded], last: Position, messages: list[bytes]) -> bool:
+    """Whether `messages` announce an event of another hash at a version read already (the
+    consecutive `records`, or `last`, the position read up to): the stream lost those events
+    and was written on since. (`records_after` skips what it announces at such versions.) What
+    does not parse contradicts too: the stream tells."""
+    first = records[0].seq if records else last.version
+    try:
+        for message in messages:
+            if int(message.partition(b":")[0]) > last.version:
+                continue  # news after what was read, as nearly every message is
+            for entry_id, fields in entries(message):
+                seq = int(entry_id.split(b"-", 1)[0])
+                if first <= seq <= last.version:
+                    known = last.head if seq == last.version else records[seq - first].hash
+                    if fields[b"h"].decode() != known:
+                        return True
+    except (ValueError, LookupError):
+        return True
+    return False
 
 
 def records_after(

@@ -10,10 +10,10 @@ number of streams that send them.
 
 Pub/sub forgets what it could not deliver, so a topic reads the stream itself whenever it may
 have missed news: after its subscription takes, after the reader reconnects to Redis, or when
-what it heard does not follow what it had. A client
-that resumes from a version the log no longer reaches (Redis lost its last writes) is told so
-with a `stream.Rewound` frame, and the stream goes on from where the log stands. A stream
-ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
+what it heard does not follow what it had, or names other events at versions it read (Redis
+lost its last writes and was written on since). A client whose stream sent events the log no
+longer holds, or that resumes from a version the log does not reach, is told so with a
+`stream.Rewound` frame, and the stream goes on from where the log stands. A stream ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
 `Last-Event-ID` and carries on from there.
 """
 
@@ -35,7 +35,7 @@ from redis.cluster import ClusterNode, ClusterPubSub, RedisCluster
 from domain.table import GAME_FINISHED, Table
 from events.connect import is_outage
 from events.envelope import Position, Recorded
-from events.news import records_after
+from events.news import contradicts, records_after
 from events.repository import Loaded
 from events.store import sharded_news, stream_key
 from service.encoding import compact
@@ -284,6 +284,8 @@ class StreamHub:
         repository = self.queries.repository
         if news is not None:
             store = repository.store
+            if messages is not None and contradicts(news.records, news.last, messages):
+                messages = None  # the lost events were written over: read the stream to know
             records = None if messages is None else records_after(news.last, messages, store.upcast)
             if records is None:
                 records = store.read_on(table_id, news.last)

@@ -215,8 +215,33 @@ def test_an_open_stream_that_sent_a_lost_tail_is_rewound_before_the_new_one(
 def read_until(stream: Iterator[str], version: int) -> list[tuple[int, str, Any]]:
     """The event frames `stream` sends up to the one of `version`."""
     sent: list[tuple[int, str, Any]] = []
-    for _ in bounded(f"the stream never sent version {version}"):
+    for _ in bounded(f"the stream never sent version {version}", 400):
         sent += frames_of(next(stream))
         if sent and sent[-1][0] == version:
             break
     return sent
+
+
+def test_an_open_stream_is_rewound_by_the_first_append_after_the_loss(
+    any_redis: redis.Redis,
+) -> None:
+    """The table's next append after the loss, still short of what the stream sent, tells the
+    stream: the topic knows the hashes of what it read, and the news has others."""
+    app = web_app(IN_PROCESS, redis_client=any_redis)
+    game = new_game(app.test_client(), 2, first_seat=0)
+    hub = Services.of(app).hub
+    stream = event_stream(hub, game.id, SPECTATOR, 0, keepalive_seconds=0.05, max_seconds=30)
+    try:
+        ahead = play(game, 1)
+        read_until(stream, ahead)
+        ahead = play(game, 3)  # heard by the topic, so it knows these events' hashes
+        read_until(stream, ahead)
+        surviving = lose_tail(any_redis, game.id, 5)
+        now = play(game, 1)
+        assert now < ahead, "the new events do not reach what the stream sent"
+        after = read_until(stream, now)
+    finally:
+        stream.close()
+    assert after[0][:2] == (now, "stream.Rewound")
+    assert after[0][2]["data"] == {"version": now, "after": ahead}
+    assert surviving < now

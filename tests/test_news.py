@@ -12,7 +12,7 @@ import redis
 
 from bootstrap import build
 from events.envelope import START, Recorded
-from events.news import entries, records_after
+from events.news import contradicts, entries, records_after
 from events.store import EventStore, stream_key
 from service.config import Config
 from service.views import SPECTATOR, Caller
@@ -57,6 +57,22 @@ def test_news_that_does_not_follow_is_refused(any_redis: redis.Redis) -> None:
     assert records_after(before, altered, store.upcast) is None, "a hash altered"
     garbled = [messages[0][:-80] + b"x" * 16 + messages[0][-64:], *messages[1:]]
     assert records_after(before, garbled, store.upcast) is None, "an event that does not decode"
+
+
+def test_news_of_other_events_at_versions_read_contradicts_what_was_read(
+    any_redis: redis.Redis,
+) -> None:
+    """What `records_after` skips as read already is checked against the hashes read: the same
+    events agree, others at those versions (the stream lost them and was written on) do not."""
+    messages, stored, _ = published_table(any_redis)
+    assert not contradicts(stored, stored[-1].position, messages), "the same events"
+    assert not contradicts([], stored[-1].position, messages), "the head alone, the same"
+    assert not contradicts(stored[:2], stored[1].position, messages), "news after what was read"
+    last = messages[-1]
+    other_hash = last[:-1] + (b"0" if last[-1:] != b"0" else b"1")
+    assert contradicts(stored, stored[-1].position, [*messages[:-1], other_hash])
+    assert contradicts([], stored[-1].position, [other_hash]), "the head read, another hash"
+    assert contradicts(stored, stored[-1].position, [b"2:garbage"]), "unreadable: read the stream"
 
 
 @pytest.mark.redis
