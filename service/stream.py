@@ -13,7 +13,8 @@ have missed news: after its subscription takes, after the reader reconnects to R
 what it heard does not follow what it had, or names other events at versions it read (Redis
 lost its last writes and was written on since). A client whose stream sent events the log no
 longer holds, or that resumes from a version the log does not reach, is told so with a
-`stream.Rewound` frame, and the stream goes on from where the log stands. A stream ends after `table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
+`stream.Rewound` frame, and the stream goes on from where the log stands. A stream ends after
+`table.GameFinished`, or after `stream_max_seconds`, when the client reconnects with
 `Last-Event-ID` and carries on from there.
 """
 
