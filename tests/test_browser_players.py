@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 import yaml
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Request, expect
 
 from service.client import OPENAPI
 from tests.bounds import bounded
@@ -368,11 +368,23 @@ def test_a_move_chosen_on_a_lost_version_draws_the_table_again(
     first_lost = commands.index(commands[commands.index(commands[-1]) - 1])
     surviving = lose_tail(real_redis, table_id, version - first_lost)
     assert call(stack.base, "GET", f"/v1/tables/{table_id}")[1]["to_act"] == [0]
-    Clicker(page).click_next()
+    clicker, sent = Clicker(page), []
+    page.on("request", lambda r: sent.append(r) if r.method == "POST" else None)
+    click_a_move(clicker, sent)
     expect(page.locator(".notice")).to_contain_text("The server lost the last moves shown here")
     page.locator("#turn.mine").wait_for()
-    Clicker(page).click_next()
+    click_a_move(clicker, sent)
     for _ in bounded("the move clicked on the table as it stands never landed", 200):
         if call(stack.base, "GET", f"/v1/tables/{table_id}")[1]["version"] > surviving:
             break
         time.sleep(0.05)
+
+
+def click_a_move(clicker: Clicker, sent: list[Request]) -> None:
+    """Click until the page sends a request (`sent` is filled as it does): a move may take two
+    clicks (a card, then how to play it)."""
+    sent.clear()
+    for _ in bounded("no click sent a move", 10):
+        if sent:
+            break
+        clicker.click_next(done=lambda: bool(sent))
