@@ -51,8 +51,9 @@ RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
 KEEPALIVE = ": keep-alive\n\n"
 REWOUND = "stream.Rewound"
-"""The frame a stream sends when the log stands before the version its client resumed from
-(Redis lost its last writes, or the id was made up): the client must read the table again."""
+"""The frame a stream sends when the log no longer holds what its client was sent, or does not
+reach the version it resumed from (Redis lost its last writes, or the id was made up): the
+client must read the table again."""
 WINDOW = 64
 """Recent events each topic keeps for its streams: a stream further behind reads its own."""
 SUBSCRIBE_POLL_SECONDS = 0.05
