@@ -82,15 +82,15 @@ function inviteLink(tableId, seat) {
   return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
 }
 
-// Set when the server lost moves the page showed: the page is drawn again from the table as it
-// stands, and says why once.
-let rewound = false;
+// The table whose page showed moves the server lost: the page is drawn again from the table as
+// it stands, and says why once.
+let rewound = null;
 const REWOUND_TEXT = "The server lost the last moves shown here: this is the table as it stands now.";
 
 /** Draw the page again, through the router as a reload would: the log, the move count and the
  * table shown all hold moves the server no longer has. */
-function startOver() {
-  rewound = true;
+function startOver(tableId) {
+  rewound = tableId;
   window.dispatchEvent(new HashChangeEvent("hashchange"));
 }
 
@@ -107,8 +107,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const feedback = h("p", { class: "feedback", role: "alert" });
   // A lost race (the table moved on between reading it and the click) is news, not an error.
   const notice = h("p", { class: "notice", role: "status" });
-  if (rewound) {
-    rewound = false;
+  if (rewound === tableId) {
+    rewound = null;
     notice.textContent = REWOUND_TEXT;
   }
   const seats = h("ol", { class: "seat-list", "aria-label": "Seats and scores" });
@@ -267,7 +267,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       const stale = error instanceof ApiError && error.problem.type?.endsWith("/stale-version");
       if (stale && error.problem.current_version < shown.legal.version) {
         // The table stands before the version this move was chosen at: moves shown are lost.
-        startOver();
+        startOver(tableId);
         return;
       }
       if (stale) {
@@ -338,7 +338,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     onState: (state) => { connection.textContent = state === "live" ? "live" : "reconnecting…"; },
     onEvent: (event) => {
       if (event.type === "stream.Rewound") {
-        startOver();
+        startOver(tableId);
         return;
       }
       if (event.moves) offered = event.moves;
