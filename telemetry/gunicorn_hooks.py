@@ -14,7 +14,13 @@ from typing import Any
 from gunicorn import util
 from gunicorn.glogging import Logger
 
-from telemetry.logs import as_json, log_json
+from telemetry.logs import (
+    REQUEST_ID_HEADER,
+    REQUEST_ID_META,
+    accepted_request_id,
+    as_json,
+    log_json,
+)
 from telemetry.metrics import prepare_multiprocess_dir, process_exited
 
 
@@ -43,17 +49,27 @@ status (414 for a request line too long, 431 for headers too large, 501 for a tr
 does not know...) is an `http-error`."""
 
 
+_NOTHING_TO_RUN = "default-src 'none'; frame-ancestors 'none'"
+"""The Content-Security-Policy of every answer that is not a page, as the app sends it
+(`service.app.NOTHING_TO_RUN`; telemetry sits below service, and gunicorn's master imports no
+Flask: `tests/test_e2e_operations.py` holds the two equal)."""
+
+
 def _write_problem(sock: socket.socket, status: int, reason: str, message: str) -> None:
     """Gunicorn's answer to a request it cannot hand to the app (a malformed request line, a
     header too large, a broken chunk), as the app answers its own errors: a problem in
-    `application/problem+json` naming what was wrong, where gunicorn writes an HTML page."""
+    `application/problem+json` naming what was wrong, where gunicorn writes an HTML page, with
+    the app's security headers and a request id of its own (the request's cannot be trusted to
+    have been read)."""
     slug = _PROTOCOL_PROBLEMS.get(status, "http-error")
+    request_id = accepted_request_id(None)
     body = json.dumps(
         {
             "type": f"/problems/{slug}",
             "title": reason,
             "status": status,
             "detail": message or "the server failed; retry later",
+            REQUEST_ID_META: request_id,
         }
     ).encode()
     head = (
@@ -62,6 +78,8 @@ def _write_problem(sock: socket.socket, status: int, reason: str, message: str) 
         "Content-Type: application/problem+json\r\n"
         f"Content-Length: {len(body)}\r\n"
         "X-Content-Type-Options: nosniff\r\n"
+        f"Content-Security-Policy: {_NOTHING_TO_RUN}\r\n"
+        f"{REQUEST_ID_HEADER}: {request_id}\r\n"
         "\r\n"
     )
     util.write_nonblock(sock, head.encode("latin-1") + body)

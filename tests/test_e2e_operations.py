@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -25,6 +26,7 @@ from typing import Any
 import pytest
 import redis
 
+from service.app import NOTHING_TO_RUN
 from service.errors import PROBLEM_BASE, every_problem_type
 from tests.bounds import bounded
 from tests.live import TEST_REDIS_URL, call, free_port
@@ -318,4 +320,9 @@ def test_requests_the_server_cannot_read_are_answered_with_problems(
     assert problem["type"].removeprefix("/problems/") in {
         kind.removeprefix(PROBLEM_BASE) for kind in every_problem_type()
     }
+    # The headers every answer of the app carries, whichever of the two wrote it.
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["content-security-policy"] == NOTHING_TO_RUN
+    assert re.fullmatch(r"[0-9a-f]{32}", headers["x-request-id"])
+    assert problem["request_id"] == headers["x-request-id"]
     assert not [line for line in procfile.json_lines("web") if line["level"] == "ERROR"]
