@@ -104,12 +104,15 @@ def test_a_table_whose_log_was_never_written_stops_counting(
 def test_a_full_redis_refuses_new_tables_with_a_503_and_keeps_what_it_has(
     tmp_path: Path,
 ) -> None:
-    """With Redis at `maxmemory` (deploy/redis.conf: `noeviction`), writes are refused with a
-    503 problem, nothing evicted: the tables already kept are still read."""
+    """With Redis at `maxmemory` (deploy/redis.conf sets one, with `noeviction`), writes are
+    refused with a 503 problem, nothing evicted: the tables already kept are still read."""
     server = RedisServer(tmp_path)
     server.start()
     try:
         connection = server.client()
+        shipped = cast(dict[str, str], connection.config_get("maxmemory*"))
+        assert int(shipped["maxmemory"]) > 0, "without a maxmemory Redis is never full: no 503"
+        assert shipped["maxmemory-policy"] == "noeviction"
         config = Config(redis_url=server.url, signing_key="00" * 32, rate_limits=False)
         client = web_app(config, redis_client=connection).test_client()
         kept = opened(client, PEOPLE).get_json()["id"]
