@@ -248,6 +248,23 @@ def test_every_problem_type_of_the_error_table_is_listed() -> None:
         assert f"- `{slug}` (" in problem["description"], f"{slug} has no sentence"
 
 
+def test_every_problem_type_is_in_the_readme_error_table() -> None:
+    """Each `type` the API can answer has a row of the README's error table, with its status."""
+    rows = [
+        line
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if line.startswith("| `/problems/")
+    ]
+    for kind in errors.every_problem_type():
+        assert any(f"`{kind}`" in row for row in rows), f"{kind} has no row in the error table"
+    for problem in errors.every_problem():
+        kind = errors.PROBLEM_BASE + problem.slug
+        named = [row for row in rows if f"`{kind}`" in row]
+        assert any(f"| {problem.status}" in row for row in named), (
+            f"{kind}: no row says {problem.status}"
+        )
+
+
 def test_every_rule_slug_is_documented() -> None:
     rules = set()
     for path in ROOT.glob("domain/games/*.py"):
@@ -738,7 +755,7 @@ class Walk:
         # A seat's token is known from the cached table; its requests still need Redis.
         mine = partial(unavailable, path={"table_id": self.table_id}, token=self.token[0])
         body = {"move": {"card": 1, "mode": "add"}, "expected_version": 1}
-        replies += [mine("get", MOVES), mine("post", MOVES, body=body)]
+        replies += [mine("get", MOVES), mine("post", MOVES, body=body), mine("post", LEAVE)]
         assert {reply.headers["Retry-After"] for reply in replies} == {"1"}
 
     def recovered(self) -> None:
