@@ -160,10 +160,15 @@ OTHER_HTTP_ERROR = "http-error"
 INTERNAL_ERROR = ProblemType(500, "internal-error", "Internal Server Error")
 
 
+def every_problem() -> list[ProblemType]:
+    """Every problem with a slug of its own (not `http-error`'s statuses), one per status."""
+    return [*PROBLEM_TYPES.values(), *HTTP_PROBLEMS.values(), INTERNAL_ERROR]
+
+
 def every_problem_type() -> set[str]:
     """Every `type` the API can answer, as listed in openapi.yaml."""
-    kinds = [*PROBLEM_TYPES.values(), *HTTP_PROBLEMS.values(), INTERNAL_ERROR]
-    return {PROBLEM_BASE + kind.slug for kind in kinds} | {PROBLEM_BASE + OTHER_HTTP_ERROR}
+    kinds = {PROBLEM_BASE + kind.slug for kind in every_problem()}
+    return kinds | {PROBLEM_BASE + OTHER_HTTP_ERROR}
 
 
 def problem_of(error: Exception) -> tuple[ProblemType, dict[str, Any]] | None:
