@@ -63,6 +63,9 @@ class Watched:
         self.base_url = base_url
         self.problems: list[str] = []
         self.pages: list[Page] = []
+        self.faked: set[str] = set()
+        """URLs a test failed on purpose (`page.route`: a 5xx, a dropped connection): their
+        answers and the console's lines about them are no problem of the server's."""
 
     def open(self, viewport: ViewportSize = DESKTOP) -> Page:
         context = self.browser.new_context(viewport=viewport, base_url=self.base_url)
@@ -76,12 +79,14 @@ class Watched:
         return page
 
     def _console(self, name: str, message: ConsoleMessage) -> None:
+        where = message.location.get("url") or "inline"
+        if where in self.faked and message.text.startswith("Failed to load resource"):
+            return
         if message.type == "error" and not ANSWER_LOGGED.match(message.text):
-            where = message.location.get("url") or "inline"
             self.problems.append(f"{name}: console error at {where}: {message.text}")
 
     def _response(self, name: str, response: Response) -> None:
-        if response.status >= 500:
+        if response.status >= 500 and response.url not in self.faked:
             request = response.request
             self.problems.append(f"{name}: {request.method} {response.url} -> {response.status}")
 

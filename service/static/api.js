@@ -1,31 +1,68 @@
 // The public API, as the client uses it: JSON in and out, problems as errors, and the live
 // event stream read with fetch (EventSource cannot send the seat's Authorization header).
 
+const REQUEST_TIMEOUT_MS = 20000;
+/** A stream that says nothing for this long is taken for dead and opened again: the server
+ * sends a keep-alive every 15 s by default (`SPIELTISCH_STREAM_KEEPALIVE`). */
+const STREAM_SILENCE_MS = 45000;
+const LONGEST_WAIT_S = 30;
+
 export class ApiError extends Error {
-  constructor(status, problem) {
+  constructor(status, problem, retryAfter = null) {
     super(problem.detail || problem.title || `HTTP ${status}`);
     this.status = status;
     this.problem = problem;
+    this.retryAfter = retryAfter;  // seconds, when the server said how long to wait
   }
 }
 
+function retryAfterOf(response) {
+  const seconds = Number(response.headers.get("Retry-After"));
+  return seconds > 0 ? seconds : null;
+}
+
+/** How long to wait before trying again after `failures` failures in a row: a doubling pause
+ * of at most half a minute, or longer if the server asked for longer (asking again sooner would
+ * only be refused again). */
+export function backoffSeconds(error, failures) {
+  return Math.max(error?.retryAfter ?? 0, Math.min(LONGEST_WAIT_S, 2 ** Math.max(0, failures - 1)));
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+export function pause(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) { resolve(); return; }  // an aborted signal fires no more "abort"
+    const done = () => { clearTimeout(timer); signal?.removeEventListener("abort", done); resolve(); };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
 export async function api(path, { method = "GET", body, token, headers = {} } = {}) {
-  const init = { method, headers: { Accept: "application/json", ...headers } };
+  // A request that hangs (a dead connection, a server that stopped answering) would leave the
+  // page waiting for good: it is given up after a while, as a network error.
+  const timeout = new AbortController();
+  const timer = setTimeout(() => timeout.abort(), REQUEST_TIMEOUT_MS);
+  const init = { method, headers: { Accept: "application/json", ...headers }, signal: timeout.signal };
   if (token) init.headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
   let response;
+  let text;
   try {
     response = await fetch(`/v1${path}`, init);
+    text = await response.text();
   } catch (error) {
-    throw new ApiError(0, { title: "Network error", detail: `the server did not answer (${error.message})` });
+    const why = timeout.signal.aborted ? `no answer within ${REQUEST_TIMEOUT_MS / 1000} s` : error.message;
+    throw new ApiError(0, { title: "Network error", detail: `the server did not answer (${why})` });
+  } finally {
+    clearTimeout(timer);
   }
-  const text = await response.text();
   let payload = null;
   try { payload = text ? JSON.parse(text) : null; } catch { payload = { detail: text }; }
-  if (!response.ok) throw new ApiError(response.status, payload || {});
+  if (!response.ok) throw new ApiError(response.status, payload || {}, retryAfterOf(response));
   return payload;
 }
 
@@ -37,16 +74,28 @@ export async function api(path, { method = "GET", body, token, headers = {} } = 
 export async function follow(tableId, { token, after = 0, signal, onEvent, onState = () => {} }) {
   let last = after;
   let retry = 1000;
+  let failures = 0;
   while (!signal.aborted) {
     let finished = false;
+    let failure = null;
+    // This connection alone ends when the page is left or the stream goes silent.
+    const connection = new AbortController();
+    const close = () => connection.abort();
+    signal.addEventListener("abort", close, { once: true });
+    let silence;
+    const heard = () => { clearTimeout(silence); silence = setTimeout(close, STREAM_SILENCE_MS); };
+    heard();
     try {
       const headers = { Accept: "text/event-stream" };
       if (token) headers.Authorization = `Bearer ${token}`;
       if (last) headers["Last-Event-ID"] = String(last);
-      const response = await fetch(`/v1/tables/${encodeURIComponent(tableId)}/stream`, { headers, signal });
-      if (!response.ok) throw new ApiError(response.status, await response.json().catch(() => ({})));
+      const response = await fetch(`/v1/tables/${encodeURIComponent(tableId)}/stream`, { headers, signal: connection.signal });
+      if (!response.ok) {
+        throw new ApiError(response.status, await response.json().catch(() => ({})), retryAfterOf(response));
+      }
       onState("live");
-      for await (const message of messages(response.body, signal)) {
+      failures = 0;
+      for await (const message of messages(response.body, connection.signal, heard)) {
         if (message.retry) retry = message.retry;
         if (!message.data) continue;
         const event = JSON.parse(message.data);
@@ -57,15 +106,21 @@ export async function follow(tableId, { token, after = 0, signal, onEvent, onSta
     } catch (error) {
       if (signal.aborted) return;
       if (error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429) throw error;
+      failure = error;
+    } finally {
+      clearTimeout(silence);
+      signal.removeEventListener("abort", close);
     }
     if (finished || signal.aborted) return;
     onState("reconnecting");
-    await new Promise((resolve) => setTimeout(resolve, retry));
+    // A stream the server ended comes back after its `retry:`; a failed one backs off.
+    if (failure) failures += 1;
+    await pause(failure ? Math.max(retry, backoffSeconds(failure, failures) * 1000) : retry, signal);
   }
 }
 
 /** The messages of a text/event-stream body: {id, event, data, retry}. */
-async function* messages(body, signal) {
+async function* messages(body, signal, heard) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   signal.addEventListener("abort", () => reader.cancel().catch(() => {}), { once: true });
   let buffer = "";
@@ -73,6 +128,7 @@ async function* messages(body, signal) {
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
+    heard();  // keep-alive comments count: the connection lives
     buffer += value;
     let end;
     while ((end = buffer.search(/\r\n|\r|\n/)) >= 0) {

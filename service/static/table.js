@@ -1,7 +1,7 @@
 // A table as one seat (or a spectator) sees it: the game's own picture, whose turn it is, the
 // scores, the moves to click, invitations for open seats, and the log, kept live by the stream.
 
-import { api, ApiError, follow } from "./api.js";
+import { api, ApiError, backoffSeconds, follow, pause } from "./api.js";
 import { seatName } from "./cards.js";
 import { announce, h } from "./dom.js";
 import { gameModule } from "./games/index.js";
@@ -107,6 +107,8 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const feedback = h("p", { class: "feedback", role: "alert" });
   // A lost race (the table moved on between reading it and the click) is news, not an error.
   const notice = h("p", { class: "notice", role: "status" });
+  // Reads that fail (an outage, a rate limit) and are tried again: gone once one succeeds.
+  const trouble = h("p", { class: "trouble", role: "status" });
   if (rewound === tableId) {
     rewound = null;
     notice.textContent = REWOUND_TEXT;
@@ -123,7 +125,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const howToPlay = h("a", { href: "#/" }, "How to play");
   main.replaceChildren(h("section", { class: "table-page" },
     h("div", { class: "title-row" }, title, h("span", { class: "status-line" }, moveCount, connection)),
-    banner, hint, feedback, notice,
+    banner, hint, feedback, notice, trouble,
     h("div", { class: "layout" },
       h("aside", {}, h("h2", {}, "Seats"), seats,
         heldNumbers.length > 1 ? seatSwitcher(tableId, heldNumbers, seat) : null,
@@ -144,6 +146,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   signal.addEventListener("abort", () => clearInterval(ticking));
   let wasMyTurn = false;
   let sending = false;
+  let over = false;  // the stream brought the game's end
 
   const render = () => {
     const { table, legal, picker } = shown;
@@ -252,19 +255,17 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     notice.textContent = "";
     renderPicks(shown.picker, shown.legal);
     try {
-      const answer = await api(`/tables/${tableId}/moves`, {
-        method: "POST",
-        token,
-        headers: { "Idempotency-Key": idempotencyKey() },
-        body: { move: option.move, expected_version: shown.legal.version },
-      });
+      const answer = await sent(option.move, shown.legal.version);
+      trouble.textContent = "";
       // The answer holds the table and this seat's moves at the new version: no reads needed.
       const legal = answer.moves ?? null;
       shown = { table: answer.table, legal, picker: legal ? new Picker(options(answer.table, legal, games)) : null };
       if (!legal) missed = Infinity;  // a replayed answer from before answers carried moves
       announce(`You: ${option.label}`);
     } catch (error) {
-      const stale = error instanceof ApiError && error.problem.type?.endsWith("/stale-version");
+      if (signal.aborted) return;  // the page was left: the next page is none of this move's
+      const type = error instanceof ApiError ? error.problem.type ?? "" : "";
+      const stale = type.endsWith("/stale-version");
       if (stale && error.problem.current_version < shown.legal.version) {
         // The table stands before the version this move was chosen at: moves shown are lost.
         startOver(tableId);
@@ -272,6 +273,10 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       }
       if (stale) {
         notice.textContent = "The table moved on before your move arrived; nothing was played. Choose again.";
+      } else if (type.endsWith("/not-your-turn")) {
+        notice.textContent = "It was no longer your turn when your move arrived; nothing was played.";
+      } else if (unanswered(error)) {
+        feedback.textContent = `Your move was not confirmed (${error.message}). The table is read again: if your move shows there, it was played.`;
       } else {
         feedback.textContent = `Move refused: ${error.message}`;
       }
@@ -286,6 +291,30 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     missed = 0;
   };
 
+  // A move is sent again, with the same Idempotency-Key, while the server does not answer or
+  // answers that it cannot now: if the first try was played, the server answers the retry with
+  // that first answer, so a move is never played twice, nor reported unplayed when it was.
+  // The key of the last move whose answer never came: clicked again at the same version (its
+  // retries all failed), the move goes with that key too, as the server may hold it already.
+  let unconfirmed = null;
+  const sent = async (move, version) => {
+    const what = JSON.stringify([move, version]);
+    if (unconfirmed?.what !== what) unconfirmed = { what, key: idempotencyKey() };
+    const headers = { "Idempotency-Key": unconfirmed.key };
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const answer = await api(`/tables/${tableId}/moves`, { method: "POST", token, headers, body: { move, expected_version: version } });
+        unconfirmed = null;
+        return answer;
+      } catch (error) {
+        if (!unanswered(error)) unconfirmed = null;  // the server saw it and answered
+        if (!unanswered(error) || attempt === MOVE_ATTEMPTS || signal.aborted) throw error;
+        trouble.textContent = `Your move is sent again (${error.message}).`;
+        await pause(backoffSeconds(error, attempt) * 1000, signal);
+      }
+    }
+  };
+
   // One refresh at a time; a request during one makes one more run after it. `upTo` is the
   // version an event announced: nothing to read if the table shown is there already, and
   // nothing yet while a move is on its way (its answer brings the table; `send` reads after it
@@ -294,6 +323,40 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   let again = false;
   let missed = 0;
   let offered = null;  // the seat's legal moves on the stream's latest frame
+  let failures = 0;  // reads failed in a row
+  let retrying = null;
+  signal.addEventListener("abort", () => clearTimeout(retrying));
+
+  /** Read the table and the seat's moves, and show them if they agree. */
+  const read = async () => {
+    const table = await api(`/tables/${tableId}`, { token });
+    let legal = null;
+    // A seat handed to a bot has moves no more: its token is refused for them. The moves
+    // the stream's latest frame brought serve if they are of the table just read.
+    if (token && table.status === "running" && !left(table)) {
+      legal = offered?.version === table.version ? offered : await api(`/tables/${tableId}/moves`, { token });
+    }
+    if (signal.aborted) return;
+    failures = 0;
+    trouble.textContent = "";
+    // A move landed between the two reads: show them only once they agree.
+    if (legal && legal.version !== table.version) { again = true; return; }
+    // A move's answer showed a later table while these reads were under way.
+    if (shown.table && table.version < shown.table.version) return;
+    const unchanged = shown.legal && legal && shown.legal.version === legal.version;
+    const picker = unchanged ? shown.picker : legal ? new Picker(options(table, legal, games)) : null;
+    shown = { table, legal, picker };
+    render();
+  };
+
+  /** Seconds until a failed read is tried again, said on the page. */
+  const readFailed = (error) => {
+    failures += 1;
+    const seconds = backoffSeconds(error, failures);
+    trouble.textContent = `Could not read the table (${error.message}); trying again in ${seconds} s.`;
+    return seconds;
+  };
+
   const refresh = async (upTo) => {
     if (upTo !== undefined) {
       if (sending) { missed = Math.max(missed, upTo); return; }
@@ -304,34 +367,39 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       do {
         again = false;
         try {
-          const table = await api(`/tables/${tableId}`, { token });
-          let legal = null;
-          // A seat handed to a bot has moves no more: its token is refused for them. The moves
-          // the stream's latest frame brought serve if they are of the table just read.
-          if (token && table.status === "running" && !left(table)) {
-            legal = offered?.version === table.version ? offered : await api(`/tables/${tableId}/moves`, { token });
-          }
-          if (signal.aborted) return;
-          // A move landed between the two reads: show them only once they agree.
-          if (legal && legal.version !== table.version) { again = true; continue; }
-          // A move's answer showed a later table while these reads were under way.
-          if (shown.table && table.version < shown.table.version) continue;
-          const unchanged = shown.legal && legal && shown.legal.version === legal.version;
-          const picker = unchanged ? shown.picker : legal ? new Picker(options(table, legal, games)) : null;
-          shown = { table, legal, picker };
-          render();
+          await read();
         } catch (error) {
           if (signal.aborted) return;
-          if (error instanceof ApiError && error.status === 404) throw error;
-          feedback.textContent = error.message;
+          if (error instanceof ApiError && error.status === 404) {
+            // The server lost the whole table: nothing shown can be played any more.
+            trouble.textContent = "This table is gone from the server.";
+            shown = { ...shown, legal: null, picker: null };
+            render();
+            return;
+          }
+          // Tried again after a pause even if no event comes to ask for it: a "Your turn"
+          // must not wait for the next move of someone else.
+          clearTimeout(retrying);
+          retrying = setTimeout(() => refresh(), readFailed(error) * 1000);
+          return;  // reading again at once would fail again: the retry reads for every event
         }
       } while (again && !signal.aborted);
     })().finally(() => { refreshing = null; });
     return refreshing;
   };
 
-  await refresh();
-  const counter = new MoveCounter(shown.table?.game ?? "");
+  // The page needs the table to draw anything: a first read that fails is waited out and tried
+  // again (a table that does not exist goes to the router, which says so).
+  while (!shown.table) {
+    try {
+      await read();
+    } catch (error) {
+      if (signal.aborted || (error instanceof ApiError && error.status === 404)) throw error;
+      await pause(readFailed(error) * 1000, signal);
+    }
+    if (signal.aborted) return;
+  }
+  const counter = new MoveCounter(shown.table.game);
   follow(tableId, {
     token,
     signal,
@@ -342,13 +410,14 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
         return;
       }
       if (event.moves) offered = event.moves;
+      if (event.type === "table.GameFinished") over = true;
       const move = counter.add(event);
       moveCount.textContent = movesText(counter.count);
       const line = describe(event, shown.table, games);
       if (line) log.prepend(logLine(move, line));
       refresh(event.seq);
     },
-  }).then(() => { connection.textContent = shown.table?.status === "finished" ? "game over" : "stream ended"; })
+  }).then(() => { connection.textContent = over || shown.table.status === "finished" ? "game over" : "stream ended"; })
     .catch((error) => { connection.textContent = `stream failed: ${error.message}`; });
 }
 
@@ -379,6 +448,14 @@ export function describe(event, table, games) {
       return gameModule(table.game).describe({ ...event, type }, ctx);
     }
   }
+}
+
+const MOVE_ATTEMPTS = 4;
+
+/** Whether a move's request may have gone unanswered or been turned away before the rules saw
+ * it (no answer, a timeout, an outage, a rate limit): sending it again is safe and may land. */
+function unanswered(error) {
+  return error instanceof ApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
 }
 
 function idempotencyKey() {
