@@ -2,7 +2,7 @@
 // and bots in its seats, the tables this browser holds seats at, and the tables there are to
 // join, watch or replay.
 
-import { api, ApiError } from "./api.js";
+import { api, ApiError, backoffSeconds, pause } from "./api.js";
 import { h } from "./dom.js";
 import { MoveCounter, movesText } from "./moves.js";
 import { forgetTable, heldTables, holdSeat, playerName, rememberName } from "./seats.js";
@@ -16,9 +16,12 @@ export async function lobbyPage(main, signal, games) {
   const name = h("input", { id: "player-name", maxlength: 40, autocomplete: "nickname", value: playerName(),
     onchange: (event) => rememberName(event.target.value.trim()) });
   const lists = h("div", { class: "table-lists" });
+  // While the server cannot be reached the lists keep what they last showed, and say so.
+  const trouble = h("p", { class: "trouble", role: "status" });
   const mine = h("section", { class: "your-tables", "aria-labelledby": "your-tables-title" });
   main.replaceChildren(h("section", { class: "lobby" },
     h("h1", {}, "Lobby"),
+    trouble,
     h("p", { class: "name-row" }, h("label", { for: "player-name" }, "Your name "), name),
     mine,
     h("h2", {}, "Start a game"),
@@ -27,12 +30,32 @@ export async function lobbyPage(main, signal, games) {
   document.title = "Spieltisch";
   const tallies = new Map();
   const finished = new Map();
-  const update = () => Promise.all([tableLists(lists, games, tallies), yourTables(mine, games, tallies, finished)]);
-  await update();
+  let failures = 0;
+  // One update at a time, so that a slow answer never draws over a newer one.
+  const update = async () => {
+    try {
+      await Promise.all([tableLists(lists, games, tallies), yourTables(mine, games, tallies, finished)]);
+      failures = 0;
+      trouble.textContent = "";
+      return UPDATE_MS;
+    } catch (error) {
+      failures += 1;
+      const seconds = backoffSeconds(error, failures);
+      trouble.textContent = `Could not reach the server (${error.message}): the lists below may be out of date; trying again in ${seconds} s.`;
+      return seconds * 1000;
+    }
+  };
+  let wait = await update();
   // Running games change; the lobby shows them anew every few seconds while it is open.
-  const timer = setInterval(() => update().catch(() => {}), 5000);
-  signal.addEventListener("abort", () => clearInterval(timer), { once: true });
+  (async () => {
+    while (!signal.aborted) {
+      await pause(wait, signal);
+      if (!signal.aborted) wait = await update();
+    }
+  })();
 }
+
+const UPDATE_MS = 5000;
 
 function gameCard(game, bots, nameInput) {
   const id = (suffix) => `${game.id}-${suffix}`;
@@ -162,8 +185,10 @@ async function yourTables(container, games, tallies, finished) {
     try {
       table = await api(`/tables/${encodeURIComponent(tableId)}`, { token: seats[numbers[0]] });
     } catch (error) {
-      // Unknown table, or a token it no longer knows: nothing to go back to.
-      if (error instanceof ApiError && [401, 403, 404].includes(error.status)) forgetTable(tableId);
+      // Unknown table, or a token it no longer knows: nothing to go back to. Any other
+      // failure (an outage) forgets nothing, and leaves the list as it was.
+      if (!(error instanceof ApiError && [401, 403, 404].includes(error.status))) throw error;
+      forgetTable(tableId);
       return null;
     }
     if (table.status === "expired") {
@@ -181,7 +206,8 @@ async function yourTables(container, games, tallies, finished) {
       ? h("ul", { class: "tables" }, shown.map((entry) => yourTable(entry, games, () => {
         forgetTable(entry.table.id);
         finished.delete(entry.table.id);
-        yourTables(container, games, tallies, finished);
+        // An outage now leaves the list as it is; the next update says so.
+        yourTables(container, games, tallies, finished).catch(() => {});
       })))
       : h("p", { class: "empty" }, "None: the tables you sit at appear here, in this browser."));
 }
@@ -214,7 +240,7 @@ function yourTable({ table, numbers, moves }, games, dismiss) {
 
 async function tableLists(container, games, tallies) {
   const [open, running, finished] = await Promise.all(["open", "running", "finished"].map((status) =>
-    api(`/tables?status=${status}&limit=12`).catch(() => [])));
+    api(`/tables?status=${status}&limit=12`)));
   const counts = new Map(await Promise.all(running.map(async (table) => [table.id, await movesMade(table, tallies)])));
   const rows = (tables, action) => tables.length
     ? h("ul", { class: "tables" }, tables.map((table) => h("li", {},
