@@ -5,8 +5,11 @@ whenever the connection ends). The frame of the table's latest event carries the
 moves there; when it has some, it sends one, naming the version it decided on. The move's answer
 carries the table and the seat's legal moves after it, so it plays on without reading. A
 `409 stale-version` (the table moved on meanwhile) makes it read the moves again, and so does a
-`stream.Rewound` frame (the server lost moves the stream had sent). It exits when the game is
-over, printing the result.
+`stream.Rewound` frame (the server lost moves the stream had sent). An outage (`503`), a rate
+limit (`429`) or a request left unanswered is tried again after the server's `Retry-After`, else
+after a doubling pause; a move is sent again with the same `Idempotency-Key`, so one that landed
+unanswered gets its first answer and is never played twice. It exits when the game is over,
+printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import secrets
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +31,8 @@ from typing import Any
 
 FINISHED = "table.GameFinished"
 REWOUND = "stream.Rewound"
+ATTEMPTS = 6
+LONGEST_WAIT = 30.0
 
 
 # ---- REPLACE THIS: your bot's strategy --------------------------------------------------------
@@ -56,12 +62,31 @@ class Client:
         return request
 
     def call(self, method: str, path: str = "", body: Any = None) -> tuple[int, Any]:
-        """(status, JSON answer); an error status answers its problem document."""
-        try:
-            with urllib.request.urlopen(self.request(method, path, body), timeout=30) as answer:
-                return answer.status, json.load(answer)
-        except urllib.error.HTTPError as error:
-            return error.code, json.load(error)
+        """(status, JSON answer); an error status answers its problem document.
+
+        A 503 or 429 wrote nothing: it is sent again after its Retry-After. A request that got
+        no answer is sent again only where that cannot do anything twice: reads, and moves,
+        whose Idempotency-Key (the same on every try) makes the server answer a move it played
+        already with that move's answer. Taking a seat twice would take two seats."""
+        headers = {"Idempotency-Key": secrets.token_hex(16)} if path == "/moves" else {}
+        may_repeat = method == "GET" or path == "/moves"
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                request = self.request(method, path, body, headers)
+                with urllib.request.urlopen(request, timeout=30) as answer:
+                    return answer.status, json.load(answer)
+            except urllib.error.HTTPError as error:
+                if error.code not in (429, 503) or attempt == ATTEMPTS:
+                    return error.code, json.load(error)
+                wait = float(error.headers.get("Retry-After") or 2 ** (attempt - 1))
+            except OSError as error:  # no answer: the connection broke or timed out
+                if not may_repeat or attempt == ATTEMPTS:
+                    raise
+                print(f"{method} {path or '/'}: no answer ({error}); sending it again", flush=True)
+                wait = 2 ** (attempt - 1)
+            time.sleep(min(wait, LONGEST_WAIT))
 
     def events(self) -> Iterator[dict[str, Any]]:
         """Every event of the table once, in order, as this seat may see it, until the game ends.
@@ -69,8 +94,9 @@ class Client:
         A Server-Sent Events client: `id:` is remembered and sent back as `Last-Event-ID` when
         the stream ends or breaks, after the `retry:` delay the server asked for.
         """
-        last_id, retry = "", 1.0
+        last_id, retry, failures = "", 1.0, 0
         while True:
+            wait = retry
             headers = {"Accept": "text/event-stream"}
             if last_id:
                 headers["Last-Event-ID"] = last_id
@@ -98,14 +124,19 @@ class Client:
                         elif field == "retry" and value.isdigit():
                             retry = int(value) / 1000
                         # "" (a comment: keep-alive) and "event" (the type, also in data): skip
+                failures = 0
             except urllib.error.HTTPError as error:
-                if error.code != 503:  # 503: the server serves too many streams; try again
+                if error.code not in (429, 503):  # an outage, too many streams: try again
                     raise
+                failures += 1
+                wait = float(error.headers.get("Retry-After") or retry * 2**failures)
             except OSError as error:  # the connection broke or timed out: resume
                 print(
                     f"stream interrupted ({error}); resuming after event {last_id or 0}", flush=True
                 )
-            time.sleep(retry)
+                failures += 1
+                wait = retry * 2**failures
+            time.sleep(min(wait, LONGEST_WAIT))
 
 
 def take_turn(client: Client, legal: dict[str, Any] | None) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import re
 import subprocess
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import redis
@@ -434,9 +436,12 @@ def test_a_late_webhook_is_replaced_for_that_turn_only(stack: Stack) -> None:
     assert ok(call(stack.base, "GET", f"/v1/tables/{table_id}/audit"))["ok"]
 
 
-def http_example_in_seat_0(stack: Stack, table_id: str) -> Example:
-    """examples/http_bot.py, seated at the table's seat 0."""
-    bot = Example("http_bot.py", "--server", stack.base, "--table", table_id, "--name", "e2e")
+def http_example_in_seat_0(stack: Stack, table_id: str, server: str | None = None) -> Example:
+    """examples/http_bot.py, seated at the table's seat 0, talking to `server` (default: the
+    stack itself)."""
+    bot = Example(
+        "http_bot.py", "--server", server or stack.base, "--table", table_id, "--name", "e2e"
+    )
     try:
         assert int(bot.wait_for(r"seated at table \S+, seat (\d+)")[1]) == 0
     except BaseException:
@@ -550,3 +555,102 @@ def test_the_arena_plays_through_the_service_and_its_games_audit(stack: Stack) -
             (Entrant.parse(name).bot, "easy" if "search" in name else None) for name in played.seats
         ]
         assert ok(call(stack.base, "GET", f"/v1/tables/{played.table}/audit"))["ok"]
+
+
+class FaultyProxy(ThreadingHTTPServer):
+    """An HTTP proxy in front of the stack that fails a client twice: its first read of a table
+    is answered `503` with `Retry-After: 1`, and its first move is passed on (the server plays
+    it) but the answer is dropped, the connection closed. Everything else, live streams
+    included, goes through as it comes. It keeps each move's Idempotency-Key."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), ProxiedRequest)
+        self.upstream = urlsplit(upstream)
+        self.refused: list[str] = []
+        self.keys: list[str] = []
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class ProxiedRequest(BaseHTTPRequestHandler):
+    server: FaultyProxy
+
+    def do_GET(self) -> None:
+        self.forward()
+
+    def do_POST(self) -> None:
+        self.forward()
+
+    def forward(self) -> None:
+        proxy = self.server
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+        table_read = self.command == "GET" and re.fullmatch(r"/v1/tables/[^/]+", self.path)
+        if table_read and not proxy.refused:
+            proxy.refused.append(self.path)
+            problem = json.dumps({"type": "/problems/service-unavailable", "status": 503})
+            self.send_response(503)
+            self.send_header("Retry-After", "1")
+            self.send_header("Content-Type", "application/problem+json")
+            self.end_headers()
+            self.wfile.write(problem.encode())
+            return
+        upstream = http.client.HTTPConnection(proxy.upstream.netloc, timeout=60)
+        try:
+            hop = ("host", "connection")
+            sent = {name: value for name, value in self.headers.items() if name.lower() not in hop}
+            upstream.request(self.command, self.path, body, sent)
+            answer = upstream.getresponse()
+            if self.command == "POST" and self.path.endswith("/moves"):
+                proxy.keys.append(self.headers["Idempotency-Key"])
+                if len(proxy.keys) == 1:  # played, and its answer lost on the way back
+                    answer.read()
+                    self.close_connection = True
+                    return
+            self.send_response(answer.status)
+            for name, value in answer.getheaders():
+                if name.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(name, value)
+            self.send_header("Connection", "close")  # the body ends where the connection does
+            self.end_headers()
+            while chunk := answer.read1(65536):  # a live stream's frames as they come
+                self.wfile.write(chunk)
+                self.wfile.flush()
+        finally:
+            upstream.close()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the stack's own log names every request."""
+
+
+def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) -> None:
+    """Through a proxy that refuses its first table read with a 503 and drops the answer of its
+    first move (which the server played), the example waits out the Retry-After, sends the move
+    again with the same Idempotency-Key, is answered with the move it played, and plays on to
+    the end: no move twice, none reported lost."""
+    table = ok(call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 2}), 201)
+    path = f"/v1/tables/{table['id']}"
+    proxy = FaultyProxy(stack.base)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        bot = http_example_in_seat_0(stack, table["id"], proxy.base)
+        try:
+            token = ok(call(stack.base, "POST", f"{path}/seats", {"name": "tester"}), 201)["token"]
+            for legal in turns(stack, path, token):
+                move = {"move": legal["moves"][0], "expected_version": legal["version"]}
+                ok(call(stack.base, "POST", f"{path}/moves", move, token))
+            output = bot.output()
+        finally:
+            print("examples/http_bot.py said:", bot.stop())  # shown if the test fails
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert bot.process.returncode == 0, output
+    assert proxy.refused, "the example read the table through the proxy"
+    assert proxy.keys[0] == proxy.keys[1], "the move was sent again under its first key"
+    assert len(set(proxy.keys)) == len(proxy.keys) - 1, "each other move has a key of its own"
+    log = ok(call(stack.base, "GET", f"{path}/events"))["events"]
+    mine = [event for event in log if event["type"] == PLAYED and event["data"]["seat"] == 0]
+    assert len(mine) == output.count(": played ") == len(proxy.keys) - 1, output
+    assert ok(call(stack.base, "GET", f"{path}/audit"))["ok"]
