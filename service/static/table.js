@@ -294,9 +294,9 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   // A move is sent again, with the same Idempotency-Key, while the server does not answer or
   // answers that it cannot now: if the first try was played, the server answers the retry with
   // that first answer, so a move is never played twice, nor reported unplayed when it was.
-  // The key of the last move whose answer never came: clicked again at the same version (its
-  // retries all failed), the move goes with that key too, as the server may hold it already.
-  let unconfirmed = null;
+  // A move clicked again at the same version after all its tries went unanswered keeps its key
+  // too: the server may hold it already.
+  let unconfirmed = null;  // {what: the move and its version, key}
   const sent = async (move, version) => {
     const what = JSON.stringify([move, version]);
     if (unconfirmed?.what !== what) unconfirmed = { what, key: idempotencyKey() };
@@ -381,7 +381,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
           // must not wait for the next move of someone else.
           clearTimeout(retrying);
           retrying = setTimeout(() => refresh(), readFailed(error) * 1000);
-          return;  // reading again at once would fail again: the retry reads for every event
+          return;  // reading again at once would fail again; the retry reads what came meanwhile
         }
       } while (again && !signal.aborted);
     })().finally(() => { refreshing = null; });
