@@ -300,8 +300,15 @@ def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str]
             "bad-request",
             "the request body could not be read: Invalid chunk size",
         ),
+        (
+            b"POST /v1/tables HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: spieltisch\r\nConnection: close\r\n\r\n{}",
+            501,
+            "http-error",
+            "Unsupported transfer coding",
+        ),
     ],
-    ids=["uri-too-long", "header-too-large", "no-request-line", "malformed-chunk"],
+    ids=["uri-too-long", "header-too-large", "no-request-line", "malformed-chunk", "coding"],
 )
 def test_requests_the_server_cannot_read_are_answered_with_problems(
     procfile: Procfile, request_bytes: bytes, status: int, slug: str, detail: str
