@@ -60,6 +60,22 @@ def stream_of(table_id: str) -> Callable[[str], bool]:
     return lambda url: url.endswith(f"/v1/tables/{table_id}/stream")
 
 
+def lose_table(page: Page, table_id: str) -> None:
+    """From now on the page reads the table as gone: the server answers it 404."""
+    problem = {
+        "type": "/problems/unknown-table",
+        "title": "Unknown table",
+        "status": 404,
+        "detail": f"no table {table_id}",
+    }
+    page.route(
+        table_read(table_id),
+        lambda route: route.fulfill(
+            status=404, content_type="application/problem+json", body=json.dumps(problem)
+        ),
+    )
+
+
 def wait_until(what: str, done: Callable[[], bool], page: Page) -> None:
     """Let the page run until `done()`, or fail naming `what`."""
     for _ in bounded(what, 400):
@@ -154,21 +170,7 @@ def test_a_table_the_server_lost_is_said_to_be_gone(
     table_id = open_table_for_two(stack)
     page.goto(f"/#/tables/{table_id}/watch")
     expect(page.locator("#turn")).to_have_text("Waiting for 2 more players to take a seat.")
-    page.route(
-        table_read(table_id),
-        lambda route: route.fulfill(
-            status=404,
-            content_type="application/problem+json",
-            body=json.dumps(
-                {
-                    "type": "/problems/unknown-table",
-                    "title": "Unknown table",
-                    "status": 404,
-                    "detail": f"no table {table_id}",
-                }
-            ),
-        ),
-    )
+    lose_table(page, table_id)
     status, _ = call(stack.base, "POST", f"/v1/tables/{table_id}/seats", {"name": "Bo"})
     assert status == 201
     expect(page.locator(".trouble")).to_have_text("This table is gone from the server.")

@@ -22,7 +22,7 @@ from tests.bounds import bounded
 from tests.browser import Clicker, Watched
 from tests.live import call
 from tests.stack import Stack
-from tests.test_browser_errors import refuse, table_read, wait_until
+from tests.test_browser_errors import lose_table, refuse, table_read, wait_until
 from tests.test_browser_players import SEATS_KEY, human_table, play_over_http, wait_for_my_turn
 
 pytestmark = [pytest.mark.browser, pytest.mark.redis]
@@ -272,21 +272,7 @@ def test_a_seat_whose_table_the_server_lost_has_nothing_left_to_click(
     wait_for_my_turn(page)
     clickable = page.locator(".board [data-pick]:enabled, .choices button")
     expect(clickable).not_to_have_count(0)
-    page.route(
-        table_read(table_id),
-        lambda route: route.fulfill(
-            status=404,
-            content_type="application/problem+json",
-            body=json.dumps(
-                {
-                    "type": "/problems/unknown-table",
-                    "title": "Unknown table",
-                    "status": 404,
-                    "detail": f"no table {table_id}",
-                }
-            ),
-        ),
-    )
+    lose_table(page, table_id)
     status, _ = call(stack.base, "POST", f"/v1/tables/{table_id}/leave", token=tokens[1])
     assert status == 200
     expect(page.locator(".table-page")).to_contain_text("This table is gone from the server.")
