@@ -309,3 +309,30 @@ def test_a_move_refused_as_not_your_turn_is_news_and_the_table_is_read_again(
     expect(page.locator(".notice")).to_contain_text("no longer your turn")
     expect(page.locator(".feedback")).to_have_text("")
     wait_for_my_turn(page)
+
+
+def test_a_seat_the_server_no_longer_knows_is_said_and_not_asked_for_again(
+    stack: Stack, pages: Watched, page: Page
+) -> None:
+    """The table's read refuses this browser's token (the server lost the seat): the page says
+    so, takes the moves away, and does not ask again every half minute for ever."""
+    table_id, tokens = seated(page, stack)
+    page.clock.install()
+    page.goto(f"/#/tables/{table_id}")
+    wait_for_my_turn(page)
+    clickable = page.locator(".board [data-pick]:enabled, .choices button")
+    refused: list[str] = []
+
+    def refuse_token(route: Route) -> None:
+        refused.append(route.request.url)
+        problem = {"type": "/problems/invalid-token", "status": 401, "detail": "no seat here"}
+        route.fulfill(status=401, content_type="application/problem+json", body=json.dumps(problem))
+
+    page.route(table_read(table_id), refuse_token)
+    status, _ = call(stack.base, "POST", f"/v1/tables/{table_id}/leave", token=tokens[1])
+    assert status == 200
+    expect(page.locator(".trouble")).to_contain_text("no longer knows this browser's seat")
+    expect(clickable).to_have_count(0)
+    page.clock.run_for(120_000)
+    assert page.evaluate("() => fetch('/health').then(answer => answer.status)") == 200
+    assert len(refused) == 1, "a refused token was asked for again"

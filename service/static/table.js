@@ -370,9 +370,11 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
           await read();
         } catch (error) {
           if (signal.aborted) return;
-          if (error instanceof ApiError && error.status === 404) {
-            // The server lost the whole table: nothing shown can be played any more.
-            trouble.textContent = "This table is gone from the server.";
+          if (refusedForGood(error)) {
+            // The server lost the whole table, or this seat: nothing shown can be played any
+            // more, and asking again would be refused again.
+            trouble.textContent = error.status === 404 ? "This table is gone from the server."
+              : `The server no longer knows this browser's seat here (${error.message}).`;
             shown = { ...shown, legal: null, picker: null };
             render();
             return;
@@ -394,7 +396,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
     try {
       await read();
     } catch (error) {
-      if (signal.aborted || (error instanceof ApiError && error.status === 404)) throw error;
+      if (signal.aborted || refusedForGood(error)) throw error;
       await pause(readFailed(error) * 1000, signal);
     }
     if (signal.aborted) return;
@@ -451,6 +453,12 @@ export function describe(event, table, games) {
 }
 
 const MOVE_ATTEMPTS = 4;
+
+/** A read the server will refuse however often it is asked: no such table, or a token that
+ * holds no seat at it any more. */
+function refusedForGood(error) {
+  return error instanceof ApiError && [401, 403, 404].includes(error.status);
+}
 
 /** Whether a move's request may have gone unanswered or been turned away before the rules saw
  * it (no answer, a timeout, an outage, a rate limit): sending it again is safe and may land. */
