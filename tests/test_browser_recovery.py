@@ -336,3 +336,46 @@ def test_a_seat_the_server_no_longer_knows_is_said_and_not_asked_for_again(
     page.clock.run_for(120_000)
     assert page.evaluate("() => fetch('/health').then(answer => answer.status)") == 200
     assert len(refused) == 1, "a refused token was asked for again"
+
+
+def test_a_dismissed_table_is_not_listed_again_by_an_update_begun_before(
+    stack: Stack, pages: Watched, page: Page
+) -> None:
+    """The lobby's update is under way (a table's read is slow) when a finished table is
+    dismissed: the list drawn for the dismissal stands; the older update does not draw the
+    dismissed table back when its slow read comes."""
+    finished_id, finished_tokens = human_table(stack.base)
+    for token in finished_tokens:  # both leave: the bots play it to the end
+        assert call(stack.base, "POST", f"/v1/tables/{finished_id}/leave", token=token)[0] == 200
+    for _ in bounded("the bots finished the table", 600):
+        if call(stack.base, "GET", f"/v1/tables/{finished_id}")[1]["status"] == "finished":
+            break
+        page.wait_for_timeout(50)
+    running_id, running_tokens = human_table(stack.base)
+    page.goto("/")
+    page.evaluate(
+        "([key, seats]) => localStorage.setItem(key, JSON.stringify(seats))",
+        [SEATS_KEY, {finished_id: {"0": finished_tokens[0]}, running_id: {"0": running_tokens[0]}}],
+    )
+    page.clock.install()
+    page.goto("/")
+    dismissed = page.locator(f".your-tables li[data-table='{finished_id}']")
+    expect(dismissed).to_be_visible()
+    expect(page.locator(f".your-tables li[data-table='{running_id}']")).to_be_visible()
+    slow: list[Route] = []
+
+    def hold_first(route: Route) -> None:
+        if slow:
+            route.continue_()
+        else:
+            slow.append(route)
+
+    page.route(table_read(running_id), hold_first)
+    page.clock.run_for(5100)  # the next update begins, and waits for the running table
+    wait_until("the update under way", lambda: bool(slow), page)
+    dismissed.get_by_role("button", name="Dismiss").click()
+    expect(dismissed).to_have_count(0)
+    slow[0].continue_()
+    page.wait_for_timeout(1000)  # the older update's answer arrives and is drawn, or not
+    # Asked once, not waited for: the next update would draw the list right again.
+    assert dismissed.count() == 0, page.locator(".your-tables").inner_text()

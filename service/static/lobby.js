@@ -176,7 +176,12 @@ function movesMade(table, tallies) {
  * A table the server no longer knows, or that expired unplayed, is forgotten; a finished one
  * stays, with its replay, until it is dismissed. Finished tables are not asked for again.
  */
+const drawings = new WeakMap();  // per list: the latest drawing begun, which alone may draw
+
 async function yourTables(container, games, tallies, finished) {
+  // A dismissal draws the list again at once; an update begun before it must not draw over it.
+  const drawing = (drawings.get(container) ?? 0) + 1;
+  drawings.set(container, drawing);
   const held = Object.entries(heldTables()).filter(([, seats]) => Object.keys(seats).length);
   const entries = await Promise.all(held.map(async ([tableId, seats]) => {
     if (finished.has(tableId)) return finished.get(tableId);
@@ -201,6 +206,7 @@ async function yourTables(container, games, tallies, finished) {
   }));
   const order = { running: 0, open: 1, finished: 2 };
   const shown = entries.filter(Boolean).sort((a, b) => order[a.table.status] - order[b.table.status]);
+  if (drawings.get(container) !== drawing) return;
   container.replaceChildren(h("h2", { id: "your-tables-title" }, "Your tables"),
     shown.length
       ? h("ul", { class: "tables" }, shown.map((entry) => yourTable(entry, games, () => {
