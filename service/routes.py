@@ -28,7 +28,7 @@ from service.errors import (
 from service.limits import client_address
 from service.projection import projection
 from service.rulebook import rulebook
-from service.stream import StreamHub, StreamLimit, event_stream
+from service.stream import KEEPALIVE_HEADER, StreamHub, StreamLimit, event_stream
 from service.tables import BotSeat, InvalidToken, TableCommands, TableQueries
 from service.views import Shown
 
@@ -353,6 +353,8 @@ def stream_events(table_id: str) -> Response:
     response = Response(events, mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # proxies must pass each event on at once
+    # A client that hears nothing for a few of these takes the connection for dead.
+    response.headers[KEEPALIVE_HEADER] = f"{config.stream_keepalive_seconds:g}"
     response.call_on_close(release)
     return response
 

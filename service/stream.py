@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 RECONNECT_MS = 1000
 """The `retry:` the stream asks clients to wait before reconnecting."""
 KEEPALIVE = ": keep-alive\n\n"
+KEEPALIVE_HEADER = "Stream-Keepalive"
+"""The stream's answer header saying the seconds between keep-alives."""
 REWOUND = "stream.Rewound"
 """The frame a stream sends when the log no longer holds what its client was sent, or does not
 reach the version it resumed from (Redis lost its last writes, or the id was made up): the

@@ -187,6 +187,7 @@ def test_last_event_id_resumes_a_stream_after_it(
     table_id = open_table(client)
     streamed = client.get(f"/v1/tables/{table_id}/stream", headers={"Last-Event-ID": resume})
     assert streamed.status_code == 200
+    assert streamed.headers["Stream-Keepalive"] == "0.05", "how often a keep-alive comes"
     lines = streamed.text.splitlines()
     ids = [line.removeprefix("id: ") for line in lines if line[:4] == "id: "]
     types = [line.removeprefix("event: ") for line in lines if line[:7] == "event: "]

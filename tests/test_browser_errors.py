@@ -162,6 +162,28 @@ def test_a_silent_stream_is_opened_again(stack: Stack, pages: Watched, page: Pag
     expect(page.locator(".connection")).to_have_text("live")
 
 
+@pytest.mark.stack_env(SPIELTISCH_STREAM_KEEPALIVE="100", SPIELTISCH_STREAM_MAX_SECONDS="300")
+def test_a_quiet_stream_lives_as_long_as_its_keepalives_say(
+    stack: Stack, pages: Watched, page: Page
+) -> None:
+    """A server that sends keep-alives every 100 s says so (`Stream-Keepalive`): its quiet
+    stream is not taken for dead after the 45 s the page waits for a server that did not say."""
+    table_id = open_table_for_two(stack)
+    streams: list[str] = []
+    page.on(
+        "request",
+        lambda request: streams.append(request.url) if stream_of(table_id)(request.url) else None,
+    )
+    page.clock.install()
+    page.goto(f"/#/tables/{table_id}/watch")
+    expect(page.locator(".connection")).to_have_text("live")
+    for _ in range(4):  # 80 s of the page's time, in steps the page keeps up with
+        page.clock.run_for(20_000)
+        assert page.evaluate("() => fetch('/health').then(answer => answer.status)") == 200
+    assert page.locator(".connection").inner_text() == "live"
+    assert len(streams) == 1, "the quiet stream was opened again"
+
+
 def test_a_table_the_server_lost_is_said_to_be_gone(
     stack: Stack, pages: Watched, page: Page
 ) -> None:

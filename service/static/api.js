@@ -2,9 +2,10 @@
 // event stream read with fetch (EventSource cannot send the seat's Authorization header).
 
 const REQUEST_TIMEOUT_MS = 20000;
-/** A stream that says nothing for this long is taken for dead and opened again: the server
- * sends a keep-alive every 15 s by default (`SPIELTISCH_STREAM_KEEPALIVE`). */
+/** A stream that says nothing for this long is taken for dead and opened again, until its
+ * answer says how often the server sends keep-alives (`Stream-Keepalive`, 15 s by default). */
 const STREAM_SILENCE_MS = 45000;
+const KEEPALIVES_MISSED = 3;
 const LONGEST_WAIT_S = 30;
 
 export class ApiError extends Error {
@@ -83,7 +84,8 @@ export async function follow(tableId, { token, after = 0, signal, onEvent, onSta
     const close = () => connection.abort();
     signal.addEventListener("abort", close, { once: true });
     let silence;
-    const heard = () => { clearTimeout(silence); silence = setTimeout(close, STREAM_SILENCE_MS); };
+    let silenceMs = STREAM_SILENCE_MS;
+    const heard = () => { clearTimeout(silence); silence = setTimeout(close, silenceMs); };
     heard();
     try {
       const headers = { Accept: "text/event-stream" };
@@ -93,6 +95,9 @@ export async function follow(tableId, { token, after = 0, signal, onEvent, onSta
       if (!response.ok) {
         throw new ApiError(response.status, await response.json().catch(() => ({})), retryAfterOf(response));
       }
+      const keepalive = Number(response.headers.get("Stream-Keepalive"));
+      if (keepalive > 0) silenceMs = KEEPALIVES_MISSED * keepalive * 1000 + 1000;
+      heard();
       onState("live");
       failures = 0;
       for await (const message of messages(response.body, connection.signal, heard)) {
