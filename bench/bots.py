@@ -141,7 +141,9 @@ def latency(service: Services, moves: int) -> list[float]:
         table_id = str(
             service.commands.create("pig10", 4, {"first_seat": 0}, None, bots).body["id"]
         )
-        token = str(service.commands.take_seat(table_id, SPECTATOR, 0, "Human", None).body["token"])
+        token = str(
+            service.commands.take_seat(table_id, SPECTATOR, 0, "Human", None).shown.body["token"]
+        )
         caller = service.queries.caller(table_id, token)
         while len(samples) < moves:
             table = service.repository.load(table_id).table

@@ -74,7 +74,7 @@ class Game:
         table = writer.commands.create("marathon", 2, {"length": MAX_LENGTH}, None).body
         tokens: dict[int, str] = {}
         for name in ("ann", "bob"):
-            taken = writer.commands.take_seat(table["id"], SPECTATOR, None, name, None).body
+            taken = writer.commands.take_seat(table["id"], SPECTATOR, None, name, None).shown.body
             tokens[taken["seat"]] = taken["token"]
             view = taken["table"]
         game = cls(writer, table["id"], tokens, view["version"], view["to_act"][0])

@@ -286,7 +286,7 @@ def seat_tables(redis_url: str, count: int) -> list[tuple[str, list[str], int]]:
     for _ in range(count):
         table_id = services.commands.create("pig10", 2, {}, None).body["id"]
         tokens = [
-            services.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"]
+            services.commands.take_seat(table_id, SPECTATOR, None, name, None).shown.body["token"]
             for name in ("ann", "bob")
         ]
         seated.append(

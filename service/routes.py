@@ -266,8 +266,12 @@ def take_seat(table_id: str) -> tuple[Response, int]:
         bot=args.get("bot"),
         level=args["level"],
         webhook=args.get("webhook"),
+        idempotency_key=idempotency_key(),
     )
-    return dumped(SEAT_TAKEN, taken, 201)
+    response, status = dumped(SEAT_TAKEN, taken.shown, 201)
+    if taken.replayed:
+        response.headers["Idempotent-Replayed"] = "true"
+    return response, status
 
 
 @api.get(TABLE + "/moves")
@@ -281,16 +285,23 @@ def legal_moves(table_id: str) -> tuple[Response, int]:
 def make_move(table_id: str) -> tuple[Response, int]:
     caller = queries().caller(table_id, bearer_token())
     args = body(MOVE)
-    key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise InvalidIdempotencyKey(f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters")
     move, expected = args["move"], args["expected_version"]
-    answer = commands().move(table_id, caller, move, expected, key, quotas=limits.quotas())
+    answer = commands().move(
+        table_id, caller, move, expected, idempotency_key(), quotas=limits.quotas()
+    )
     limits.counted_in_append(answer.counted)
     response, status = dumped(MOVE_RESULT, answer.shown)
     if answer.replayed:
         response.headers["Idempotent-Replayed"] = "true"
     return response, status
+
+
+def idempotency_key() -> str | None:
+    """The request's `Idempotency-Key`, if it sent one; `InvalidIdempotencyKey` if malformed."""
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise InvalidIdempotencyKey(f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    return key
 
 
 @api.post(TABLE + "/leave")

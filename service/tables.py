@@ -152,6 +152,14 @@ class Pending:
 
 
 @dataclass(frozen=True)
+class SeatAnswer:
+    """The answer to taking a seat, and whether it is the replay of an earlier request's."""
+
+    shown: Shown
+    replayed: bool = False
+
+
+@dataclass(frozen=True)
 class MoveAsked:
     """A seat's move request: the move, the version it was decided on, the seat-scoped
     idempotency key (if any) and the fingerprint its receipt holds."""
@@ -244,12 +252,31 @@ def held(loaded: Loaded, caller: Caller) -> Loaded:
     return loaded
 
 
-def same_move(stored: str, fingerprint: str) -> None:
+def same_move(stored: str, fingerprint: str, what: str = "move") -> None:
     """Refuse a key sent again with another move (or another expected version)."""
     if stored != fingerprint:
         raise IdempotencyKeyReused(
-            "this Idempotency-Key was already used for a different move; use a new key"
+            f"this Idempotency-Key was already used for a different {what}; use a new key"
         )
+
+
+def _masked(data: bytes, idempotency_key: str) -> bytes:
+    """`data` XOR a stream drawn from `idempotency_key`: masking twice gives `data` back."""
+    stream = hashlib.shake_256(b"spieltisch seat token\0" + idempotency_key.encode())
+    mask = stream.digest(len(data))
+    return bytes(a ^ b for a, b in zip(data, mask, strict=True))
+
+
+def seal_token(token: str, idempotency_key: str) -> str:
+    """`token` masked (hex) for the receipt of a seat taken under `idempotency_key`: Redis keeps
+    tokens only as hashes, and this one is of no use to a reader of Redis who does not know the
+    key, which only the client that took the seat sends."""
+    return _masked(token.encode(), idempotency_key).hex()
+
+
+def unseal_token(sealed: str, idempotency_key: str) -> str:
+    """The token `seal_token` masked, given the same key again."""
+    return _masked(bytes.fromhex(sealed), idempotency_key).decode()
 
 
 def seated(caller: Caller) -> int:
@@ -356,11 +383,24 @@ class TableCommands:
         bot: str | None = None,
         level: str | None = None,
         webhook: str | None = None,
-    ) -> Shown:
+        idempotency_key: str | None = None,
+    ) -> SeatAnswer:
         """Sit a player, a built-in `bot` (at `level`) or a `webhook` down. The answer holds the
         seat's token, never shown again; a built-in bot's seat has none, as nobody else plays it.
         The table in it is as the new seat's holder sees it, or for a seat given to a machine,
-        as `caller` does."""
+        as `caller` does.
+
+        Sent again with its `idempotency_key` (its answer was lost), the request is answered with
+        the seat it took and that seat's token, and the table as it is now: nothing is taken
+        twice. The key's receipt holds the token masked by the key (`seal_token`)."""
+        fingerprint = hashlib.sha256(
+            canonical_json([seat, name, entropy, bot, level, webhook])
+        ).hexdigest()
+        key = None
+        if idempotency_key is not None:
+            key = f"seat:{idempotency_key}"  # apart from moves' keys, which begin with a seat
+            if first := self.repository.store.receipt(table_id, key):
+                return self._seat_replay(table_id, caller, first, fingerprint, idempotency_key)
         loaded = held(self.repository.load(table_id), caller)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
@@ -379,13 +419,33 @@ class TableCommands:
             if attempt:
                 loaded = self.repository.load(table_id)
             pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
+            taken: int = pending.records[0].data["seat"]
+            receipt = ""
+            if idempotency_key is not None:
+                kept = "-" if token is None else seal_token(token, idempotency_key)
+                receipt = f"{fingerprint} {taken} {kept}"
             try:
-                self._commit(table_id, pending)
+                outcome, _ = self._commit(table_id, pending, idempotency=key, receipt=receipt)
             except ConcurrencyConflict:
                 continue  # someone else sat down meanwhile: decide again on the new state
-            taken: int = pending.records[0].data["seat"]
-            return self.views.show(SeatGiven(pending.after.table, taken, token), caller)
+            if isinstance(outcome, AlreadyAppended):  # a request with this key was first
+                assert idempotency_key is not None
+                return self._seat_replay(
+                    table_id, caller, outcome.receipt, fingerprint, idempotency_key
+                )
+            shown = self.views.show(SeatGiven(pending.after.table, taken, token), caller)
+            return SeatAnswer(shown)
         raise BusyTable("the table changed on every attempt; try again")
+
+    def _seat_replay(
+        self, table_id: str, caller: Caller, receipt: str, fingerprint: str, idempotency_key: str
+    ) -> SeatAnswer:
+        """The answer to the seat a receipt records: that seat, its token, the table now."""
+        stored, taken, kept = receipt.split()
+        same_move(stored, fingerprint, what="seat")
+        token = None if kept == "-" else unseal_token(kept, idempotency_key)
+        table = self.repository.load(table_id).table
+        return SeatAnswer(self.views.show(SeatGiven(table, int(taken), token), caller), True)
 
     def move(
         self,

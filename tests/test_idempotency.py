@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import replace
-from typing import cast
+from typing import Any, cast
 
 import pytest
 import redis
 from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 from bootstrap import web_app
 from events.store import idempotency_key, stream_key
@@ -25,6 +28,30 @@ def app(any_redis: redis.Redis) -> Flask:
     return web_app(replace(IN_PROCESS, receipts_ttl_seconds=600), redis_client=any_redis)
 
 
+def race(
+    apps: list[Flask], post: Callable[[FlaskClient], TestResponse]
+) -> list[tuple[int, str | None, Any]]:
+    """`post` sent by `RACERS` threads at once, the web processes `apps` taking them in turn:
+    each answer's status, `Idempotent-Replayed` header and body."""
+    answers: list[tuple[int, str | None, Any]] = []
+    barrier = threading.Barrier(RACERS)
+
+    def attempt(number: int) -> None:
+        client = apps[number % len(apps)].test_client()
+        barrier.wait()
+        response = post(client)
+        answers.append(
+            (response.status_code, response.headers.get("Idempotent-Replayed"), response.get_json())
+        )
+
+    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return answers
+
+
 def played(game: Game) -> int:
     return sum(e["type"] == "pig10.CardPlayed" for e in game.get("/events")["events"])
 
@@ -37,30 +64,18 @@ def test_concurrent_requests_with_one_key_write_once_and_all_get_the_answer(
     apps = [web_app(IN_PROCESS, redis_client=real_redis) for _ in range(2)]
     game = new_game(apps[0].test_client(), 2, first_seat=0)
     legal = game.get("/moves", 0)
-    answers: list[tuple[int, str | None, str]] = []
-    barrier = threading.Barrier(RACERS)
-
-    def attempt(number: int) -> None:
-        client = apps[number % 2].test_client()
-        barrier.wait()
-        response = client.post(
+    answers = race(
+        apps,
+        lambda client: client.post(
             f"/v1/tables/{game.id}/moves",
             json={"move": legal["moves"][0], "expected_version": legal["version"]},
             headers={**game.auth(0), "Idempotency-Key": "once"},
-        )
-        answers.append(
-            (response.status_code, response.headers.get("Idempotent-Replayed"), response.text)
-        )
-
-    threads = [threading.Thread(target=attempt, args=(n,)) for n in range(RACERS)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+        ),
+    )
     assert played(game) == 1, "one write"
     assert sorted(status for status, _, _ in answers) == [200] * RACERS, answers
     assert sorted(str(replayed) for _, replayed, _ in answers) == ["None"] + ["true"] * (RACERS - 1)
-    bodies = [json.loads(body) for _, _, body in answers]
+    bodies = [body for _, _, body in answers]
     assert all(body == bodies[0] for body in bodies), "every replay is the first answer"
 
 
@@ -113,3 +128,62 @@ def test_receipts_expire_once_the_game_ends_and_the_log_never(
         turn += 1
     assert 0 < cast(int, any_redis.ttl(idempotency_key(game.id))) <= 600
     assert any_redis.ttl(stream_key(game.id)) == -1
+
+
+def seated_events(client: FlaskClient, table_id: str) -> list[dict[str, object]]:
+    log = client.get(f"/v1/tables/{table_id}/events").get_json()["events"]
+    return [event for event in log if event["type"] == "table.SeatTaken"]
+
+
+@pytest.mark.redis
+def test_a_seat_taken_again_with_its_key_is_the_same_seat_and_token(
+    real_redis: redis.Redis,
+) -> None:
+    """A client whose seat's answer was lost sends it again with the same key, from any web
+    process, even racing: one seat is taken, and every answer holds it and its token, the
+    replays marked so. Redis holds the token only masked, not as it was given."""
+    apps = [web_app(IN_PROCESS, redis_client=real_redis) for _ in range(2)]
+    opened = apps[0].test_client().post("/v1/tables", json={"game": "pig10", "seats": 3})
+    table_id = opened.get_json()["id"]
+    answers = race(
+        apps,
+        lambda client: client.post(
+            f"/v1/tables/{table_id}/seats",
+            json={"name": "Ada"},
+            headers={"Idempotency-Key": "sit once"},
+        ),
+    )
+    client = apps[0].test_client()
+    assert len(seated_events(client, table_id)) == 1, "one seat taken"
+    assert {status for status, _, _ in answers} == {201}
+    assert sorted(replayed or "" for _, replayed, _ in answers) == [""] + ["true"] * (RACERS - 1)
+    assert len({(body["seat"], body["token"]) for _, _, body in answers}) == 1
+    token = str(answers[0][2]["token"])
+    mine = client.get(f"/v1/tables/{table_id}", headers={"Authorization": f"Bearer {token}"})
+    assert mine.get_json()["you"] == answers[0][2]["seat"]
+    receipts = cast(dict[bytes, bytes], real_redis.hgetall(idempotency_key(table_id)))
+    assert receipts, "the key's receipt is kept"
+    assert not any(token.encode() in value for value in receipts.values())
+
+    other = client.post(
+        f"/v1/tables/{table_id}/seats", json={"name": "Bo"}, headers={"Idempotency-Key": "sit once"}
+    )
+    assert other.status_code == 422
+    assert other.get_json()["type"] == "/problems/idempotency-key-reused"
+    assert "seat" in other.get_json()["detail"]
+    assert len(seated_events(client, table_id)) == 1, "nothing written"
+
+
+def test_a_bot_seat_taken_again_with_its_key_is_the_same_seat(app: Flask) -> None:
+    client = app.test_client()
+    table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 3}).get_json()["id"]
+    bot = {"bot": "random"}
+    first, again = (
+        client.post(f"/v1/tables/{table_id}/seats", json=bot, headers={"Idempotency-Key": "bot"})
+        for _ in range(2)
+    )
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert first.get_json()["seat"] == again.get_json()["seat"]
+    assert first.get_json()["token"] is again.get_json()["token"] is None
+    assert len(seated_events(client, table_id)) == 1

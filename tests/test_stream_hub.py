@@ -94,7 +94,9 @@ def seated_table(services: Services) -> tuple[str, list[Caller]]:
     table_id: str = services.commands.create("pig10", 2, {}, None).body["id"]
     seats = []
     for name in ("Ada", "Bo"):
-        token = services.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"]
+        token = services.commands.take_seat(table_id, SPECTATOR, None, name, None).shown.body[
+            "token"
+        ]
         seats.append(services.queries.caller(table_id, token))
     return table_id, seats
 

@@ -163,7 +163,7 @@ def finished_log() -> list[Recorded]:
     service = build(fakeredis.FakeRedis(), Config())
     table_id = str(service.commands.create("pig10", 2, {}, None).body["id"])
     tokens = [
-        str(service.commands.take_seat(table_id, SPECTATOR, None, name, None).body["token"])
+        str(service.commands.take_seat(table_id, SPECTATOR, None, name, None).shown.body["token"])
         for name in "ab"
     ]
     for _ in bounded("the game did not end"):
