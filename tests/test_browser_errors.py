@@ -76,6 +76,26 @@ def lose_table(page: Page, table_id: str) -> None:
     )
 
 
+def first_answer_lost(pages: Watched, keys: list[str]) -> Callable[[Route], None]:
+    """A route for POSTs whose first request the server acts on but whose answer never reaches
+    the page (the connection breaks); every POST's Idempotency-Key goes into `keys`."""
+
+    def route_post(route: Route) -> None:
+        request = route.request
+        if request.method != "POST":
+            route.continue_()
+            return
+        keys.append(request.headers["idempotency-key"])
+        if len(keys) == 1:
+            route.fetch()  # the server acts on it ...
+            pages.faked.add(request.url)
+            route.abort("connectionreset")  # ... and the page never hears of it
+        else:
+            route.continue_()
+
+    return route_post
+
+
 def wait_until(what: str, done: Callable[[], bool], page: Page) -> None:
     """Let the page run until `done()`, or fail naming `what`."""
     for _ in bounded(what, 400):
@@ -209,18 +229,7 @@ def test_a_move_whose_answer_was_lost_is_sent_again_with_its_key(
     keys: list[str] = []
     replayed: list[str] = []
 
-    def lose_first_answer(route: Route) -> None:
-        request = route.request
-        if request.method != "POST":
-            route.continue_()
-            return
-        keys.append(request.headers["idempotency-key"])
-        if len(keys) == 1:
-            route.fetch()  # the server plays the move ...
-            pages.faked.add(request.url)
-            route.abort("connectionreset")  # ... and the page never hears of it
-        else:
-            route.continue_()
+    lose_first_answer = first_answer_lost(pages, keys)
 
     def answered(request: Request) -> None:
         response = request.response()
@@ -257,3 +266,27 @@ def test_the_lobby_keeps_its_lists_through_an_outage(
     page.unroute_all()
     page.clock.run_for(31_000)
     expect(page.locator(".lobby .trouble")).to_have_text("")
+
+
+def test_a_seat_whose_answer_was_lost_is_taken_once_and_held(
+    stack: Stack, pages: Watched, page: Page
+) -> None:
+    """Taking a seat by its invitation, the answer is lost after the server sat the player
+    down: the page sends it again under the same Idempotency-Key, gets that seat and its token
+    back, and plays it; the table has one seat taken, not two."""
+    table_id = open_table_for_two(stack)
+    keys: list[str] = []
+
+    lose_first_answer = first_answer_lost(pages, keys)
+
+    page.route(lambda url: url.endswith(f"/v1/tables/{table_id}/seats"), lose_first_answer)
+    page.goto(f"/#/tables/{table_id}/join/0")
+    page.fill("#join-name", "Ada")
+    page.get_by_role("button", name="Take seat 1").click()
+    expect(page.locator(".seat-list li.you")).to_contain_text("Ada (you)")
+    assert len(keys) == 2
+    assert keys[0] == keys[1], "sent again under its first key"
+    status, table = call(stack.base, "GET", f"/v1/tables/{table_id}")
+    assert status == 200
+    assert [seat["name"] for seat in table["seats"] if seat["taken"]] == ["Ada"]
+    expect(page.locator(".feedback")).to_have_text("")

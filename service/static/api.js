@@ -67,6 +67,38 @@ export async function api(path, { method = "GET", body, token, headers = {} } = 
   return payload;
 }
 
+const POST_ATTEMPTS = 4;
+
+/** Whether a request may have gone unanswered or been turned away before it was acted on (no
+ * answer, a timeout, an outage, a rate limit): sent again under its Idempotency-Key, it is safe. */
+export function unanswered(error) {
+  return error instanceof ApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
+}
+
+export function idempotencyKey() {
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/**
+ * POST `body` under one Idempotency-Key (`key`, else a new one), sent again after a pause while
+ * no answer comes or the server answers that it cannot now: what the first try did, if it did
+ * anything, is answered again, never done twice. `onRetry(error)` is told before each pause.
+ */
+export async function postOnce(path, { body, token, key = idempotencyKey(), signal, onRetry = () => {} }) {
+  const headers = { "Idempotency-Key": key };
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await api(path, { method: "POST", body, token, headers });
+    } catch (error) {
+      if (!unanswered(error) || attempt === POST_ATTEMPTS || signal?.aborted) throw error;
+      onRetry(error);
+      await pause(backoffSeconds(error, attempt) * 1000, signal);
+    }
+  }
+}
+
 /**
  * Follow a table's event stream: `onEvent({seq, type, data, meta})` for each event after `after`.
  * Reconnects with Last-Event-ID when the server ends the stream, until the game is over or

@@ -2,7 +2,7 @@
 // and bots in its seats, the tables this browser holds seats at, and the tables there are to
 // join, watch or replay.
 
-import { api, ApiError, backoffSeconds, pause } from "./api.js";
+import { api, ApiError, backoffSeconds, pause, postOnce } from "./api.js";
 import { h } from "./dom.js";
 import { MoveCounter, movesText } from "./moves.js";
 import { forgetTable, heldTables, holdSeat, playerName, rememberName } from "./seats.js";
@@ -103,7 +103,7 @@ function gameCard(game, bots, nameInput) {
       rememberName(player);
       const mine = seatChoices.flatMap((choice, seat) => (choice === YOU ? [seat] : []));
       for (const seat of mine) {
-        const taken = await api(`/tables/${table.id}/seats`, { method: "POST", body: { seat, name: player } });
+        const taken = await postOnce(`/tables/${table.id}/seats`, { body: { seat, name: player } });
         holdSeat(table.id, taken.seat, taken.token);
       }
       location.hash = mine.length ? `#/tables/${table.id}` : `#/tables/${table.id}/watch`;

@@ -1,7 +1,7 @@
 // A table as one seat (or a spectator) sees it: the game's own picture, whose turn it is, the
 // scores, the moves to click, invitations for open seats, and the log, kept live by the stream.
 
-import { api, ApiError, backoffSeconds, follow, pause } from "./api.js";
+import { api, ApiError, backoffSeconds, follow, idempotencyKey, pause, postOnce, unanswered } from "./api.js";
 import { seatName } from "./cards.js";
 import { announce, h } from "./dom.js";
 import { gameModule } from "./games/index.js";
@@ -300,18 +300,19 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   const sent = async (move, version) => {
     const what = JSON.stringify([move, version]);
     if (unconfirmed?.what !== what) unconfirmed = { what, key: idempotencyKey() };
-    const headers = { "Idempotency-Key": unconfirmed.key };
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const answer = await api(`/tables/${tableId}/moves`, { method: "POST", token, headers, body: { move, expected_version: version } });
-        unconfirmed = null;
-        return answer;
-      } catch (error) {
-        if (!unanswered(error)) unconfirmed = null;  // the server saw it and answered
-        if (!unanswered(error) || attempt === MOVE_ATTEMPTS || signal.aborted) throw error;
-        trouble.textContent = `Your move is sent again (${error.message}).`;
-        await pause(backoffSeconds(error, attempt) * 1000, signal);
-      }
+    try {
+      const answer = await postOnce(`/tables/${tableId}/moves`, {
+        body: { move, expected_version: version },
+        token,
+        key: unconfirmed.key,
+        signal,
+        onRetry: (error) => { trouble.textContent = `Your move is sent again (${error.message}).`; },
+      });
+      unconfirmed = null;
+      return answer;
+    } catch (error) {
+      if (!unanswered(error)) unconfirmed = null;  // the server saw it and answered
+      throw error;
     }
   };
 
@@ -452,24 +453,10 @@ export function describe(event, table, games) {
   }
 }
 
-const MOVE_ATTEMPTS = 4;
-
 /** A read the server will refuse however often it is asked: no such table, or a token that
  * holds no seat at it any more. */
 function refusedForGood(error) {
   return error instanceof ApiError && [401, 403, 404].includes(error.status);
-}
-
-/** Whether a move's request may have gone unanswered or been turned away before the rules saw
- * it (no answer, a timeout, an outage, a rate limit): sending it again is safe and may land. */
-function unanswered(error) {
-  return error instanceof ApiError && (error.status === 0 || error.status === 429 || error.status >= 500);
-}
-
-function idempotencyKey() {
-  const bytes = new Uint8Array(16);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
 }
 
 function seatSwitcher(tableId, held, current) {
@@ -501,7 +488,9 @@ export async function joinPage(main, tableId, seat, games) {
   const form = h("form", { class: "join", onsubmit: async (event) => {
     event.preventDefault();
     try {
-      const taken = await api(`/tables/${tableId}/seats`, { method: "POST", body: { seat, name: name.value.trim() } });
+      // Sent again under its key if no answer comes: a seat taken whose answer was lost is
+      // answered again with its token, not taken twice nor lost.
+      const taken = await postOnce(`/tables/${tableId}/seats`, { body: { seat, name: name.value.trim() } });
       rememberName(name.value.trim());
       holdSeat(tableId, taken.seat, taken.token);
       location.hash = `#/tables/${tableId}?seat=${taken.seat}`;
