@@ -7,9 +7,9 @@ carries the table and the seat's legal moves after it, so it plays on without re
 `409 stale-version` (the table moved on meanwhile) makes it read the moves again, and so does a
 `stream.Rewound` frame (the server lost moves the stream had sent). An outage (`503`), a rate
 limit (`429`) or a request left unanswered is tried again after the server's `Retry-After`, else
-after a doubling pause; a move is sent again with the same `Idempotency-Key`, so one that landed
-unanswered gets its first answer and is never played twice. It exits when the game is over,
-printing the result.
+after a doubling pause; a move or a seat is sent again with the same `Idempotency-Key`, so one
+that landed unanswered gets its first answer and is never made twice. It exits when the game is
+over, printing the result.
 
     python examples/http_bot.py --table TABLE_ID --name Ada     # take the next free seat
     python examples/http_bot.py --table TABLE_ID --token TOKEN  # play a seat you hold already
@@ -65,11 +65,10 @@ class Client:
         """(status, JSON answer); an error status answers its problem document.
 
         A 503 or 429 wrote nothing: it is sent again after its Retry-After. A request that got
-        no answer is sent again only where that cannot do anything twice: reads, and moves,
-        whose Idempotency-Key (the same on every try) makes the server answer a move it played
-        already with that move's answer. Taking a seat twice would take two seats."""
-        headers = {"Idempotency-Key": secrets.token_hex(16)} if path == "/moves" else {}
-        may_repeat = method == "GET" or path == "/moves"
+        no answer is sent again too: a read does nothing, and a move or a seat goes under the
+        same Idempotency-Key on every try, so the server answers one it already made with its
+        first answer (the seat's token included) instead of making it twice."""
+        headers = {"Idempotency-Key": secrets.token_hex(16)} if method == "POST" else {}
         attempt = 0
         while True:
             attempt += 1
@@ -82,7 +81,7 @@ class Client:
                     return error.code, json.load(error)
                 wait = float(error.headers.get("Retry-After") or 2 ** (attempt - 1))
             except OSError as error:  # no answer: the connection broke or timed out
-                if not may_repeat or attempt == ATTEMPTS:
+                if attempt == ATTEMPTS:
                     raise
                 print(f"{method} {path or '/'}: no answer ({error}); sending it again", flush=True)
                 wait = 2 ** (attempt - 1)

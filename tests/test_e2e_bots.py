@@ -558,16 +558,17 @@ def test_the_arena_plays_through_the_service_and_its_games_audit(stack: Stack) -
 
 
 class FaultyProxy(ThreadingHTTPServer):
-    """An HTTP proxy in front of the stack that fails a client twice: its first read of a table
-    is answered `503` with `Retry-After: 1`, and its first move is passed on (the server plays
-    it) but the answer is dropped, the connection closed. Everything else, live streams
-    included, goes through as it comes. It keeps each move's Idempotency-Key."""
+    """An HTTP proxy in front of the stack that fails a client three times: its first read of a
+    table is answered `503` with `Retry-After: 1`, and its first seat and first move are passed
+    on (the server makes them) but their answers are dropped, the connection closed. Everything
+    else, live streams included, goes through as it comes. It keeps each POST's Idempotency-Key."""
 
     def __init__(self, upstream: str) -> None:
         super().__init__(("127.0.0.1", 0), ProxiedRequest)
         self.upstream = urlsplit(upstream)
         self.refused: list[str] = []
         self.keys: list[str] = []
+        self.seat_keys: list[str] = []
 
     @property
     def base(self) -> str:
@@ -602,9 +603,10 @@ class ProxiedRequest(BaseHTTPRequestHandler):
             sent = {name: value for name, value in self.headers.items() if name.lower() not in hop}
             upstream.request(self.command, self.path, body, sent)
             answer = upstream.getresponse()
-            if self.command == "POST" and self.path.endswith("/moves"):
-                proxy.keys.append(self.headers["Idempotency-Key"])
-                if len(proxy.keys) == 1:  # played, and its answer lost on the way back
+            if self.command == "POST":
+                keys = proxy.keys if self.path.endswith("/moves") else proxy.seat_keys
+                keys.append(self.headers["Idempotency-Key"])
+                if len(keys) == 1:  # made, and its answer lost on the way back
                     answer.read()
                     self.close_connection = True
                     return
@@ -624,11 +626,15 @@ class ProxiedRequest(BaseHTTPRequestHandler):
         """Quiet: the stack's own log names every request."""
 
 
+def table_now(stack: Stack, path: str) -> Any:
+    return ok(call(stack.base, "GET", path))
+
+
 def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) -> None:
-    """Through a proxy that refuses its first table read with a 503 and drops the answer of its
-    first move (which the server played), the example waits out the Retry-After, sends the move
-    again with the same Idempotency-Key, is answered with the move it played, and plays on to
-    the end: no move twice, none reported lost."""
+    """Through a proxy that refuses its first table read with a 503 and drops the answers of
+    its seat and its first move (which the server made), the example waits out the Retry-After,
+    sends the seat and the move again under their Idempotency-Keys, is answered with the seat
+    (its token) and the move it made, and plays on to the end: nothing twice, nothing lost."""
     table = ok(call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 2}), 201)
     path = f"/v1/tables/{table['id']}"
     proxy = FaultyProxy(stack.base)
@@ -649,6 +655,8 @@ def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) ->
     assert bot.process.returncode == 0, output
     assert proxy.refused, "the example read the table through the proxy"
     assert proxy.keys[0] == proxy.keys[1], "the move was sent again under its first key"
+    assert proxy.seat_keys == proxy.seat_keys[:1] * 2, "the seat was sent again under its key"
+    assert [seat["name"] for seat in table_now(stack, path)["seats"]] == ["e2e", "tester"]
     assert len(set(proxy.keys)) == len(proxy.keys) - 1, "each other move has a key of its own"
     log = ok(call(stack.base, "GET", f"{path}/events"))["events"]
     mine = [event for event in log if event["type"] == PLAYED and event["data"]["seat"] == 0]
