@@ -24,6 +24,7 @@ from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON, RuleError
 from domain.table import (
     GAME_FINISHED,
+    TABLE_EXPIRED,
     PRIVATE_SEAT_FIELDS,
     Command,
     CreateGame,
@@ -638,7 +639,8 @@ class TableCommands:
         counts its request (`EventStore.append_sealed`)."""
         table = pending.after.table
         mark = None if self.turns is None else self.turns.expect(table, marked=marked)
-        ends = any(record.type == GAME_FINISHED for record in pending.records)
+        # A table's last append: its receipts (moves', seats') are kept a while, then dropped.
+        ends = any(record.type in (GAME_FINISHED, TABLE_EXPIRED) for record in pending.records)
         try:
             outcome = self.repository.commit(
                 table_id,

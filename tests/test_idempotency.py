@@ -15,7 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from bootstrap import web_app
+from bootstrap import Services, web_app
 from events.store import idempotency_key, stream_key
 from tests.conftest import IN_PROCESS
 from tests.test_api import Game, new_game, payload
@@ -187,3 +187,20 @@ def test_a_bot_seat_taken_again_with_its_key_is_the_same_seat(app: Flask) -> Non
     assert first.get_json()["seat"] == again.get_json()["seat"]
     assert first.get_json()["token"] is again.get_json()["token"] is None
     assert len(seated_events(client, table_id)) == 1
+
+
+def test_a_seats_receipt_expires_with_a_table_nobody_filled(
+    app: Flask, any_redis: redis.Redis
+) -> None:
+    """A table that expires open (its seats never all taken) keeps its seats' receipts only a
+    while, as a finished game keeps its moves'."""
+    client = app.test_client()
+    table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    taken = client.post(
+        f"/v1/tables/{table_id}/seats", json={"name": "Ada"}, headers={"Idempotency-Key": "k"}
+    )
+    assert taken.status_code == 201
+    assert any_redis.ttl(idempotency_key(table_id)) == -1, "kept while the table is open"
+    services = Services.of(app)
+    assert services.commands.expire(services.repository.load(table_id))
+    assert 0 < cast(int, any_redis.ttl(idempotency_key(table_id))) <= 600
