@@ -24,8 +24,8 @@ from domain.dice import SEED_BYTES, commitment
 from domain.rules import JSON, RuleError
 from domain.table import (
     GAME_FINISHED,
-    TABLE_EXPIRED,
     PRIVATE_SEAT_FIELDS,
+    TABLE_EXPIRED,
     Command,
     CreateGame,
     Expire,
