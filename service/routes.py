@@ -58,6 +58,9 @@ KEYS = schemas.KeysSchema()
 
 REFUSE_WEBHOOK = "spieltisch.refuse_webhook"
 IDEMPOTENCY_KEY_MAX = 200
+SEAT_KEY_SHORTEST = 16
+"""A seat's Idempotency-Key stands for its token until the answer arrives (the same request
+with it is answered with the token), so it must be one nobody else could guess."""
 MAX_VERSION = 2**53
 MAX_DEPTH = 32
 """No move or option needs deeper JSON; deeper bodies are refused before anything recurses."""
@@ -266,7 +269,7 @@ def take_seat(table_id: str) -> tuple[Response, int]:
         bot=args.get("bot"),
         level=args["level"],
         webhook=args.get("webhook"),
-        idempotency_key=idempotency_key(),
+        idempotency_key=idempotency_key(SEAT_KEY_SHORTEST),
     )
     response, status = dumped(SEAT_TAKEN, taken.shown, 201)
     if taken.replayed:
@@ -296,11 +299,14 @@ def make_move(table_id: str) -> tuple[Response, int]:
     return response, status
 
 
-def idempotency_key() -> str | None:
-    """The request's `Idempotency-Key`, if it sent one; `InvalidIdempotencyKey` if malformed."""
+def idempotency_key(shortest: int = 1) -> str | None:
+    """The request's `Idempotency-Key`, if it sent one; `InvalidIdempotencyKey` if it is shorter
+    than `shortest` or longer than `IDEMPOTENCY_KEY_MAX` characters."""
     key = request.headers.get("Idempotency-Key")
-    if key is not None and not 1 <= len(key) <= IDEMPOTENCY_KEY_MAX:
-        raise InvalidIdempotencyKey(f"an Idempotency-Key has 1 to {IDEMPOTENCY_KEY_MAX} characters")
+    if key is not None and not shortest <= len(key) <= IDEMPOTENCY_KEY_MAX:
+        raise InvalidIdempotencyKey(
+            f"an Idempotency-Key has {shortest} to {IDEMPOTENCY_KEY_MAX} characters"
+        )
     return key
 
 

@@ -253,8 +253,8 @@ def held(loaded: Loaded, caller: Caller) -> Loaded:
     return loaded
 
 
-def same_move(stored: str, fingerprint: str, what: str = "move") -> None:
-    """Refuse a key sent again with another move (or another expected version)."""
+def same_request(stored: str, fingerprint: str, what: str = "move") -> None:
+    """Refuse a key sent again with another request (a move at another version, another seat)."""
     if stored != fingerprint:
         raise IdempotencyKeyReused(
             f"this Idempotency-Key was already used for a different {what}; use a new key"
@@ -443,7 +443,7 @@ class TableCommands:
     ) -> SeatAnswer:
         """The answer to the seat a receipt records: that seat, its token, the table now."""
         stored, taken, kept = receipt.split()
-        same_move(stored, fingerprint, what="seat")
+        same_request(stored, fingerprint, what="seat")
         token = None if kept == "-" else unseal_token(kept, idempotency_key)
         table = self.repository.load(table_id).table
         return SeatAnswer(self.views.show(SeatGiven(table, int(taken), token), caller), True)
@@ -591,10 +591,10 @@ class TableCommands:
         if receipt.startswith("{"):
             # Written before receipts were compact: it holds the answer itself.
             legacy = json.loads(receipt)
-            same_move(legacy["fingerprint"], fingerprint)
+            same_request(legacy["fingerprint"], fingerprint)
             return MoveAnswer(Shown(legacy["body"]), replayed=True)
         stored, first, last = receipt.split()
-        same_move(stored, fingerprint)
+        same_request(stored, fingerprint)
         records = self.repository.store.read(table_id, START, until=int(last))
         table = self.tables.fold(record.event for record in records)
         assert table is not None

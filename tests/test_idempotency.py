@@ -21,6 +21,8 @@ from tests.conftest import IN_PROCESS
 from tests.test_api import Game, new_game, payload
 
 RACERS = 32
+SEAT_KEY = "5e2c0b6e9f1d4a7c"
+"""16 characters: the shortest key a seat takes (it stands for the token until answered)."""
 
 
 @pytest.fixture
@@ -150,7 +152,7 @@ def test_a_seat_taken_again_with_its_key_is_the_same_seat_and_token(
         lambda client: client.post(
             f"/v1/tables/{table_id}/seats",
             json={"name": "Ada"},
-            headers={"Idempotency-Key": "sit once"},
+            headers={"Idempotency-Key": SEAT_KEY},
         ),
     )
     client = apps[0].test_client()
@@ -166,7 +168,7 @@ def test_a_seat_taken_again_with_its_key_is_the_same_seat_and_token(
     assert not any(token.encode() in value for value in receipts.values())
 
     other = client.post(
-        f"/v1/tables/{table_id}/seats", json={"name": "Bo"}, headers={"Idempotency-Key": "sit once"}
+        f"/v1/tables/{table_id}/seats", json={"name": "Bo"}, headers={"Idempotency-Key": SEAT_KEY}
     )
     assert other.status_code == 422
     assert other.get_json()["type"] == "/problems/idempotency-key-reused"
@@ -179,7 +181,7 @@ def test_a_bot_seat_taken_again_with_its_key_is_the_same_seat(app: Flask) -> Non
     table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 3}).get_json()["id"]
     bot = {"bot": "random"}
     first, again = (
-        client.post(f"/v1/tables/{table_id}/seats", json=bot, headers={"Idempotency-Key": "bot"})
+        client.post(f"/v1/tables/{table_id}/seats", json=bot, headers={"Idempotency-Key": SEAT_KEY})
         for _ in range(2)
     )
     assert (first.status_code, again.status_code) == (201, 201)
@@ -197,10 +199,24 @@ def test_a_seats_receipt_expires_with_a_table_nobody_filled(
     client = app.test_client()
     table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
     taken = client.post(
-        f"/v1/tables/{table_id}/seats", json={"name": "Ada"}, headers={"Idempotency-Key": "k"}
+        f"/v1/tables/{table_id}/seats", json={"name": "Ada"}, headers={"Idempotency-Key": SEAT_KEY}
     )
     assert taken.status_code == 201
     assert any_redis.ttl(idempotency_key(table_id)) == -1, "kept while the table is open"
     services = Services.of(app)
     assert services.commands.expire(services.repository.load(table_id))
     assert 0 < cast(int, any_redis.ttl(idempotency_key(table_id))) <= 600
+
+
+def test_a_seat_refuses_a_key_anyone_could_guess(app: Flask) -> None:
+    """A seat's key is answered with the seat's token: one shorter than 16 characters is
+    refused, and nothing is written."""
+    client = app.test_client()
+    table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    short = client.post(
+        f"/v1/tables/{table_id}/seats", json={"name": "Ada"}, headers={"Idempotency-Key": "1"}
+    )
+    assert short.status_code == 400
+    assert short.get_json()["type"] == "/problems/invalid-idempotency-key"
+    assert "16 to 200" in short.get_json()["detail"]
+    assert seated_events(client, table_id) == []
