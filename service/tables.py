@@ -261,6 +261,12 @@ def same_request(stored: str, fingerprint: str, what: str = "move") -> None:
         )
 
 
+def request_fingerprint(request: JSON) -> str:
+    """What a receipt keeps of the request that wrote it, to tell a retry from another request
+    under the same key."""
+    return hashlib.sha256(canonical_json(request)).hexdigest()
+
+
 def _masked(data: bytes, idempotency_key: str) -> bytes:
     """`data` XOR a stream drawn from `idempotency_key`: masking twice gives `data` back."""
     stream = hashlib.shake_256(b"spieltisch seat token\0" + idempotency_key.encode())
@@ -394,14 +400,9 @@ class TableCommands:
         Sent again with its `idempotency_key` (its answer was lost), the request is answered with
         the seat it took and that seat's token, and the table as it is now: nothing is taken
         twice. The key's receipt holds the token masked by the key (`seal_token`)."""
-        fingerprint = hashlib.sha256(
-            canonical_json([seat, name, entropy, bot, level, webhook])
-        ).hexdigest()
-        key = None
-        if idempotency_key is not None:
-            key = f"seat:{idempotency_key}"  # apart from moves' keys, which begin with a seat
-            if first := self.repository.store.receipt(table_id, key):
-                return self._seat_replay(table_id, caller, first, fingerprint, idempotency_key)
+        fingerprint = request_fingerprint([seat, name, entropy, bot, level, webhook])
+        # Apart from moves' keys, which begin with a seat.
+        key = None if idempotency_key is None else f"seat:{idempotency_key}"
         loaded = held(self.repository.load(table_id), caller)
         if bot is not None:
             level = self._bot_level(bot, level, loaded.table.game)
@@ -419,7 +420,16 @@ class TableCommands:
         for attempt in range(SEAT_ATTEMPTS):
             if attempt:
                 loaded = self.repository.load(table_id)
-            pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
+            try:
+                pending = self._decide(loaded, command, self._seeds(loaded.table.id), seat=None)
+            except TableError:
+                # A repeated key is answered with its first answer: the append script finds it,
+                # and a request refused before it got there (the first took the seat) looks here.
+                first = None if key is None else self.repository.store.receipt(table_id, key)
+                if first is None:
+                    raise
+                assert idempotency_key is not None
+                return self._seat_replay(table_id, caller, first, fingerprint, idempotency_key)
             taken: int = pending.records[0].data["seat"]
             receipt = ""
             if idempotency_key is not None:
@@ -466,7 +476,7 @@ class TableCommands:
         refused before it got there (the table moved on under it) looks again.
         """
         seat = seated(caller)
-        fingerprint = hashlib.sha256(canonical_json([move, expected_version])).hexdigest()
+        fingerprint = request_fingerprint([move, expected_version])
         key = None if idempotency_key is None else f"{seat}:{idempotency_key}"
         asked = MoveAsked(move, expected_version, key, fingerprint, quotas)
         loaded, unread = self.repository.head(table_id, expected_version)

@@ -220,3 +220,24 @@ def test_a_seat_refuses_a_key_anyone_could_guess(app: Flask) -> None:
     assert short.get_json()["type"] == "/problems/invalid-idempotency-key"
     assert "16 to 200" in short.get_json()["detail"]
     assert seated_events(client, table_id) == []
+
+
+def test_a_seat_sent_again_after_the_table_filled_is_its_first_answer(app: Flask) -> None:
+    """Ada's answer is lost and Bo takes the last seat before she sends it again: her retry
+    would be refused (every seat taken), and is answered with the seat she took instead."""
+    client = app.test_client()
+    table_id = client.post("/v1/tables", json={"game": "pig10", "seats": 2}).get_json()["id"]
+    ada = {"seat": 0, "name": "Ada"}
+    first = client.post(
+        f"/v1/tables/{table_id}/seats", json=ada, headers={"Idempotency-Key": SEAT_KEY}
+    )
+    assert client.post(f"/v1/tables/{table_id}/seats", json={"name": "Bo"}).status_code == 201
+    again = client.post(
+        f"/v1/tables/{table_id}/seats", json=ada, headers={"Idempotency-Key": SEAT_KEY}
+    )
+    assert (first.status_code, again.status_code) == (201, 201)
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert again.get_json()["token"] == first.get_json()["token"]
+    assert again.get_json()["table"]["status"] == "running"
+    unkeyed = client.post(f"/v1/tables/{table_id}/seats", json=ada)
+    assert unkeyed.status_code == 409, "without its key, the same request is refused"
