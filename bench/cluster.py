@@ -2,8 +2,10 @@
 replica each, `redis-server --cluster-enabled yes` on loopback ports, joined by
 `redis-cli --cluster create`.
 
-The ports are free ones, or from `SPIELTISCH_CLUSTER_PORT` on (six of them, and each one's bus
-port 10,000 above) where several runs share a machine. A node times out after a second
+The ports are free ones below the system's ephemeral range (so no outgoing connection can take
+one between choosing and binding it; a node that still finds its port taken moves to another),
+or from `SPIELTISCH_CLUSTER_PORT` on (six of them, and each one's bus port 10,000 above) where
+several runs share a machine. A node times out after a second
 (`cluster-node-timeout`), so a killed master's replica takes over within a few seconds. A cluster
 that cannot start raises (an AssertionError naming what failed): a test needing it fails.
 """
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -21,8 +25,6 @@ from typing import Any, cast
 
 import redis
 from redis.cluster import ClusterNode, RedisCluster
-
-from bench.common import free_port
 
 MASTERS = 3
 NODES = MASTERS * 2
@@ -36,17 +38,28 @@ run takes the next six."""
 CLUSTERS_MADE = itertools.count()
 
 
+LOWEST_PORT = 10000
+BIND_ATTEMPTS = 5
+
+
 def cluster_ports() -> list[int]:
     if FIRST_PORT is not None:
         first = int(FIRST_PORT) + next(CLUSTERS_MADE) * NODES
         return list(range(first, first + NODES))
-    # A node's bus port is its port + 10,000: both must be free.
     ports: list[int] = []
     while len(ports) < NODES:
-        port = free_port()
-        if port < 55000 and port not in ports and is_free(port + BUS_OFFSET):
-            ports.append(port)
+        ports.append(unused_port(taken=ports))
     return ports
+
+
+def unused_port(taken: list[int]) -> int:
+    """A free port whose bus port is free too, both below the ephemeral range: the system hands
+    ephemeral ports to outgoing connections, which could take one before its node binds it."""
+    ephemeral_start = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    while True:
+        port = random.randrange(LOWEST_PORT, ephemeral_start - BUS_OFFSET)
+        if port not in taken and is_free(port) and is_free(port + BUS_OFFSET):
+            return port
 
 
 def is_free(port: int) -> bool:
@@ -62,11 +75,23 @@ class Node:
     """One `redis-server` of the cluster, its data in a directory of its own."""
 
     def __init__(self, directory: Path, port: int) -> None:
+        self.home = directory
+        self.move_to(port)
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def move_to(self, port: int) -> None:
         self.port = port
-        self.directory = directory / str(port)
+        self.directory = self.home / str(port)
+        shutil.rmtree(self.directory, ignore_errors=True)
         self.directory.mkdir(parents=True)
         self.log = self.directory / "redis.log"
-        self.process: subprocess.Popen[bytes] | None = None
+
+    def could_not_bind(self) -> bool:
+        return (
+            self.process is not None
+            and self.process.poll() is not None
+            and ("Address already in use" in self.tail())
+        )
 
     def start(self) -> None:
         self.process = subprocess.Popen(
@@ -93,7 +118,7 @@ class Node:
                 try:
                     client.ping()
                     return
-                except redis.ConnectionError:
+                except (redis.ConnectionError, redis.TimeoutError):  # another's listener, maybe
                     assert self.process is not None
                     assert self.process.poll() is None, (
                         f"redis-server on port {self.port} exited:\n{self.tail()}"
@@ -127,7 +152,10 @@ class Cluster:
 
     def __init__(self, directory: Path) -> None:
         self.nodes = [Node(directory, port) for port in cluster_ports()]
-        self.url = "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    @property
+    def url(self) -> str:
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
 
     def __enter__(self) -> Cluster:
         try:
@@ -143,9 +171,7 @@ class Cluster:
     def start(self) -> None:
         deadline = time.monotonic() + START_SECONDS
         for node in self.nodes:
-            node.start()
-        for node in self.nodes:
-            node.wait_until_answering(deadline)
+            self._start_bound(node, deadline)
         created = subprocess.run(
             [
                 *("redis-cli", "--cluster", "create"),
@@ -159,6 +185,19 @@ class Cluster:
         )
         assert created.returncode == 0, f"redis-cli --cluster create failed:\n{created.stdout}"
         self.wait_until_healthy(deadline)
+
+    def _start_bound(self, node: Node, deadline: float) -> None:
+        """Start `node`; where another process bound its port first, on another free port."""
+        for _ in range(BIND_ATTEMPTS):
+            node.start()
+            try:
+                node.wait_until_answering(deadline)
+                return
+            except AssertionError:
+                if FIRST_PORT is not None or not node.could_not_bind():
+                    raise
+            node.move_to(unused_port(taken=[n.port for n in self.nodes]))
+        raise AssertionError(f"no free port held still for {BIND_ATTEMPTS} attempts")
 
     def wait_until_healthy(self, deadline: float) -> None:
         """Until every live node says the cluster is ok and knows its three masters' replicas,
