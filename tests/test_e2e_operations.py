@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import gunicorn_h1c
 import pytest
 import redis
 
@@ -277,6 +278,15 @@ def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str]
     return status, headers, json.loads(body)
 
 
+UNKNOWN_CODING = (
+    (501, "http-error", "Unsupported transfer coding")
+    if hasattr(gunicorn_h1c, "UnsupportedTransferCoding")
+    else (400, "bad-request", "Unsupported Transfer-Encoding")
+)
+"""gunicorn's C parser tells an unknown transfer coding apart from a malformed header, and gets
+RFC 9112's 501 for it, from gunicorn_h1c 0.6.12; the versions before answer 400."""
+
+
 @pytest.mark.parametrize(
     ("request_bytes", "status", "slug", "detail"),
     [
@@ -284,13 +294,13 @@ def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str]
             b"GET /v1/tables/" + b"a" * 5000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
             414,
             "http-error",
-            "Request Line is too large",
+            "Request line length (5024) exceeds limit (4094)",
         ),
         (
             b"GET /v1/games HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n",
             431,
             "http-error",
-            "headers fields size",
+            "Header size (9009) exceeds limit (8190)",
         ),
         (b"NOT A REQUEST\r\n\r\n", 400, "bad-request", "Invalid"),
         (
@@ -303,9 +313,7 @@ def raw_request(procfile: Procfile, request: bytes) -> tuple[str, dict[str, str]
         (
             b"POST /v1/tables HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"Transfer-Encoding: spieltisch\r\nConnection: close\r\n\r\n{}",
-            501,
-            "http-error",
-            "Unsupported transfer coding",
+            *UNKNOWN_CODING,
         ),
     ],
     ids=["uri-too-long", "header-too-large", "no-request-line", "malformed-chunk", "coding"],
