@@ -42,10 +42,10 @@ logger_class = JsonLogger
 # are how Spieltisch's servers are run.
 control_socket_disable = True
 
-# gunicorn_h1c, gunicorn's C parser of request lines and headers (picohttpparser): 7% less CPU
-# a move than gunicorn's Python parser (bench/http_moves.py, 2026-11-29). "fast", not "auto": a
-# server missing it refuses to start rather than run slower than the one measured.
-http_parser = "fast"
+# gunicorn_h1c, gunicorn's C parser of request lines and headers (picohttpparser), where the
+# `fast` extra installed it (deployments, tests, benches): 4-7% less web CPU a move than
+# gunicorn's Python parser, which serves where it is not (the quick start's install).
+http_parser = "auto"
 
 
 _PROTOCOL_PROBLEMS = {400: "bad-request", 500: "internal-error"}

@@ -283,8 +283,9 @@ UNKNOWN_CODING = (
     if hasattr(gunicorn_h1c, "UnsupportedTransferCoding")
     else (400, "bad-request", "Unsupported Transfer-Encoding")
 )
-"""gunicorn's C parser tells an unknown transfer coding apart from a malformed header, and gets
-RFC 9112's 501 for it, from gunicorn_h1c 0.6.12; the versions before answer 400."""
+"""gunicorn's C parser (the `fast` extra, which the tests install as deployments do) tells an
+unknown transfer coding apart from a malformed header, and gets RFC 9112's 501 for it, from
+gunicorn_h1c 0.6.12; the versions before answer 400."""
 
 
 @pytest.mark.parametrize(
