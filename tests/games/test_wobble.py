@@ -276,6 +276,33 @@ def test_the_dealer_deals_and_the_next_player_starts() -> None:
     assert of_type(events, "RoundStarted") == [{"round": 0, "dealer": 1}]
 
 
+def test_the_named_first_seat_moves_first_unless_the_starting_card_says_otherwise() -> None:
+    """`first_seat` names who moves first: the seat before it deals, and the dealer's next
+    player moves first, after the starting card's action. An ordinary card leaves the named
+    seat the first to move; a Change of direction turns play the other way, so the seat on the
+    dealer's other side moves first; an attack is aimed at the named seat, which answers it."""
+    options = INFO.resolve_options(4, {"first_seat": 2})
+    started: dict[str, State] = {}
+    for seed in range(200):
+        state = fold(RULES.initial_state(4, options), RULES.setup(4, options, Random(seed)))
+        card = CARD[state.top or ""]
+        kind = (
+            "attack"
+            if state.phase == ATTACK
+            else card.symbol
+            if card.group != "number"
+            else "number"
+        )
+        if state.phase != OPENING:
+            started.setdefault(kind, state)
+    assert {"number", "reverse", "attack"} <= started.keys()
+    assert (started["number"].dealer, started["number"].turn) == (1, 2)
+    assert (started["reverse"].direction, started["reverse"].turn) == (-1, 0)
+    attack = started["attack"].attack
+    assert attack is not None
+    assert attack.target == 2
+
+
 def test_the_first_dealer_is_drawn_not_always_seat_0() -> None:
     options = INFO.resolve_options(4, {})
     assert RULES.initial_state(4, options).first_dealer is None
@@ -713,6 +740,36 @@ def test_afk_sits_out_until_every_other_player_has_had_a_turn() -> None:
     assert after.turn == 1
 
 
+def test_a_seat_sitting_out_is_not_aimed_at_and_does_not_react() -> None:
+    """AFK's "the others play on and leave the player out" (the service's reading): while a
+    seat sits out, attacks, passes and Dodges go past it, and it tosses in no twin and throws
+    no Jerk card into an attack aimed at another seat."""
+    hands = (
+        ["cyan:+3", "green:1"],
+        ["cyan:7", "brown:double"],
+        ["grey:dodge", "green:2"],
+        [FILLER],
+    )
+    away = (0, 1, 0, 0)
+    attack, _ = act(position(*hands, away=away), 0, play("cyan:+3"))
+    assert attack.attack is not None
+    assert attack.attack.target == 2, "the seat after seat 0 sits out: the +3 goes to seat 2"
+    assert RULES.legal_moves(attack, 1) == [], "no Jerk card from a seat sitting out"
+    assert 1 not in RULES.may_act(attack)
+    here = position(*hands)
+    at_the_table, _ = act(here, 0, play("cyan:+3"))
+    assert {"type": "jerk", "card": "brown:double"} in RULES.legal_moves(at_the_table, 1)
+    dodged, _ = act(attack, 2, {"type": "defend", "card": "grey:dodge"})
+    assert dodged.attack is not None
+    assert dodged.attack.target == 3
+    tossing = position(*hands, top="cyan:7", toss="cyan:7", toss_by=3, turn=0, away=away)
+    assert RULES.legal_moves(tossing, 1) == [], "no toss-in from a seat sitting out"
+    assert 1 not in RULES.may_act(tossing)
+    assert {"type": "toss", "cards": ["cyan:7"]} in RULES.legal_moves(
+        replace(tossing, away=(0, 0, 0, 0)), 1
+    )
+
+
 def test_magnet_names_a_number_and_takes_every_card_of_it() -> None:
     state = attacked(
         ["green:5", "green:1"],
@@ -1142,6 +1199,32 @@ def test_minus_20_counts_towards_the_limit_and_ties_share_the_win() -> None:
     result = RULES.result(over)
     assert result is not None
     assert result.scores == (491, 500)
+    assert result.winners == (0,)
+
+
+def test_the_score_limit_is_looked_at_when_the_round_ends() -> None:
+    """Minus points are added up at the end of a round, and the game ends there: a Minus 20
+    that takes a seat past the limit in the middle of a round lets the round play on."""
+    state = attacked(
+        ["cyan:1", "cyan:2"],
+        [FILLER, FILLER],
+        symbol="minus20",
+        amount=20,
+        owner=0,
+        target=1,
+        scores=[0, 490],
+        score_limit=500,
+    )
+    after, events = act(state, 1, {"type": "accept"})
+    assert after.scores == (0, 510)
+    for seat, move in [(1, {"type": "draw"}), (0, play("cyan:1")), (1, {"type": "draw"})]:
+        assert "RoundEnded" not in types(events)
+        assert (after.phase, after.turn, RULES.result(after)) == (TURN, seat, None)
+        after, events = act(after, seat, move)
+    over, events = act(after, 0, play("cyan:2"))
+    assert of_type(events, "RoundEnded")[0]["final"] is True
+    result = RULES.result(over)
+    assert result is not None
     assert result.winners == (0,)
 
 
