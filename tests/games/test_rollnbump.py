@@ -271,6 +271,15 @@ def test_the_best_set_bonus_is_the_best_split_of_the_most_cards_over_the_colours
     assert BEST_SETS == best == 247
 
 
+def test_the_rule_books_set_bonus_example() -> None:
+    """docs/rules/rollnbump.md, "A set bonus": five red cards earn 15, two yellow ones with the
+    joker placed in yellow earn 6."""
+    reds = ["red-single-1", "red-single-2", "red-single-3", "red-pair", "red-triple"]
+    state = game_over([[*reds, "yellow-single-4", "yellow-pair"], []], joker=(0, "yellow"))
+    assert state.colour_counts(0) == [5, 3, 0, 0]  # red, yellow (the joker's), blue, black
+    assert finished(state).details["parts"][0]["sets"] == 15 + 6
+
+
 def test_a_colour_of_twelve_cards_and_the_joker_is_a_thirteen_card_set() -> None:
     # The joker joins red while red holds 11; red's 12th card is won later.
     state = replace(
