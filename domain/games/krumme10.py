@@ -16,10 +16,10 @@ below the top existing in the state before it comes up.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, fields
 from fractions import Fraction
-from functools import cache, lru_cache, reduce
+from functools import cache, lru_cache
 from itertools import chain, combinations
 from math import exp, factorial, sqrt
 from random import Random
@@ -80,6 +80,8 @@ DIRECTION = "direction"
 """A pink 4 landed: the seat to move decides whether to reverse the direction of play."""
 CHOICE = "choice"
 """Exactly on target (score the last card) and/or a 1 landed (steal, or pass when below target)."""
+TURN_PHASES = frozenset({PLAY, DIRECTION, CHOICE})
+"""The phases in which the seat to move acts."""
 FOULED = "fouled"
 FOUL = "foul"
 DRAWING = "drawing"
@@ -118,6 +120,12 @@ def deck_counts(pink_fours: int) -> tuple[int, ...]:
     pink_34, pink_45 = (pink_fours + 1) // 2, pink_fours // 2
     pair = CARDS_PER_PAIR
     return (pair, pair, pair, pair - pink_34, pink_34, pair - pink_45, pink_45, pair)
+
+
+@cache
+def sorted_deck(pink_fours: int) -> tuple[int, ...]:
+    """The kind of each card of the deck, in kind order: the deck before its shuffle."""
+    return tuple(kind for kind, count in enumerate(deck_counts(pink_fours)) for _ in range(count))
 
 
 def team_seating(players: int, options: Mapping[str, JSON]) -> tuple[int, ...] | None:
@@ -163,7 +171,8 @@ class Card(NamedTuple):
     revealed: bool = False
 
     def flipped(self) -> Card:
-        return Card(self.id, self.back, self.face, True)
+        # `Card.__new__` called as a function, not the class: see `_Folding.add`.
+        return Card.__new__(Card, self.id, self.back, self.face, True)
 
 
 class Placed(NamedTuple):
@@ -238,6 +247,12 @@ def seats_after(seat: int, players: int, direction: int) -> tuple[int, ...]:
     return tuple((seat + direction * step) % players for step in range(1, players))
 
 
+@cache
+def drawing_order(mover: int, players: int, direction: int) -> tuple[int, ...]:
+    """Every seat in turn order, starting after `mover` and ending with it."""
+    return (*seats_after(mover, players, direction), mover)
+
+
 def same_team(state: State, seat: int, other: int) -> bool:
     if state.teams is None:
         return seat == other
@@ -261,8 +276,10 @@ def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
 
 
 def _card_from_json(data: Mapping[str, JSON]) -> Card:
-    # `_face_code` written out: every card drawn and turned up is read here.
-    return Card(
+    # `_face_code` written out, and `Card.__new__` called as a function (see `_Folding.add`):
+    # every card drawn and turned up is read here.
+    return Card.__new__(
+        Card,
         data["id"],
         PINK_FOUR if data["pink"] else data["face"],
         PINK_FOUR if data["back_pink"] else data["back"],
@@ -314,11 +331,10 @@ Changes = dict[str, object]
 
 def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> Changes:
     """The fields that change as `seat` wins `cards` worth `points`."""
-    scores = state.scores
-    return {
-        "scores": with_item(scores, seat, scores[seat] + points),
-        "won": with_item(state.won, seat, state.won[seat] + cards),
-    }
+    scores, won = list(state.scores), list(state.won)  # edited as lists, as in `_on_card_drawn`
+    scores[seat] += points
+    won[seat] += cards
+    return {"scores": tuple(scores), "won": tuple(won)}
 
 
 def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
@@ -337,7 +353,7 @@ def _outcome_phase(
     total: int,
     target: int,
     turn: int | None,
-    hands: tuple[tuple[Card, ...], ...],
+    hands: Sequence[tuple[Card, ...]],
     may_steal: bool,
 ) -> str:
     """The step after a card landed (and after a pink 4's direction choice), from the state's
@@ -349,7 +365,7 @@ def _outcome_phase(
     return CHOICE if total == target else DRAWING
 
 
-def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
+def _others_hold_cards(hands: Sequence[tuple[Card, ...]], seat: int) -> bool:
     return any(hand for other, hand in enumerate(hands) if other != seat)
 
 
@@ -373,7 +389,8 @@ def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
 ) -> Changes:
     """What changes as `placed` leaves `owner`'s hand (`hand` is what stays) for the display."""
-    hands = with_item(state.hands, owner, hand)
+    hands = list(state.hands)  # edited as a list, as in `_on_card_drawn`
+    hands[owner] = hand
     total, target = data["total"], data["target"]
     face = placed.card.face
     if face == PINK_FOUR:
@@ -381,7 +398,7 @@ def _land(
     else:
         phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
     return {
-        "hands": hands,
+        "hands": tuple(hands),
         "display": (*state.display, placed),
         "total": total,
         "target": target,
@@ -393,7 +410,8 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> Changes:
     seat = data["seat"]
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
-    placed = Placed(card.flipped() if data["flip"] else card, seat)
+    # `Placed.__new__` called as a function, not the class: see `_Folding.add`.
+    placed = Placed.__new__(Placed, card.flipped() if data["flip"] else card, seat)
     return _land(state, seat, hand, placed, data)
 
 
@@ -480,10 +498,14 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
     # The card drawn is the top card turned up before, already built: not read from JSON again
     # (but in a game begun before the top card was shown).
     card = top if top is not None and top.id == drawn["id"] else _card_from_json(drawn)
-    kind, pile = KIND_OF[card.face, card.back], state.draw_pile
+    # Both tuples copied to lists and edited there rather than spliced by `with_item`: half the
+    # cost, and a card is drawn at nearly every move.
+    hands, pile = list(state.hands), list(state.draw_pile)
+    hands[seat] += (card,)
+    pile[KIND_OF[card.face, card.back]] -= 1
     return {
-        "hands": with_item(state.hands, seat, (*state.hands[seat], card)),
-        "draw_pile": with_item(pile, kind, pile[kind] - 1),
+        "hands": tuple(hands),
+        "draw_pile": tuple(pile),
         "next_id": max(state.next_id, card.id + 1),
         "draw_top": None,
     }
@@ -554,8 +576,12 @@ class _Folding(Decision[State]):
         self._fields = self.state.__dict__
 
     def add(self, type_: str, data: Mapping[str, JSON]) -> None:
-        self.events.append(Event(type_, data, EVENT_VERSIONS.get(type_, 1)))
-        self._fields.update(EVOLVERS[type_](self.state, data))
+        # `Event.__new__` called as the function it is: calling the class takes `type.__call__`'s
+        # slow path into it, a third of the cost of building a named tuple.
+        event = Event.__new__(Event, type_, data, EVENT_VERSIONS.get(type_, 1))
+        self.events.append(event)
+        # `|=` rather than `dict.update`, whose call packs its argument into a tuple first.
+        self._fields |= EVOLVERS[type_](self.state, data)
 
 
 # --- decide --------------------------------------------------------------------------------------
@@ -624,20 +650,37 @@ def either_way(move_type: str, card_id: int) -> tuple[JSON, JSON]:
 # card's are cached by its id alone: a cache keyed by one int looks it up as it is, where two
 # arguments would first be packed into a tuple and hashed, for each card in hand at each turn.
 
+SHARED_MOVES: dict[int, tuple[JSON, ParsedMove]] = {}
+"""Each shared move with its parse, by the move's `id`. A step on one of them (every step a bot or
+a search's playout picks from `legal_moves`) takes its parse from here instead of checking the
+move's shape again: a third of a play's cost to decide. The entry keeps the move alive, so no
+other object can have its id, and callers never change a shared move, so its parse holds."""
+
+
+def _share(*moves: JSON) -> None:
+    for move in moves:
+        SHARED_MOVES[id(move)] = (move, parse_move(move))
+
 
 @cache
 def play_moves(card_id: int) -> tuple[JSON, JSON]:
-    return either_way("play", card_id)
+    moves = either_way("play", card_id)
+    _share(*moves)
+    return moves
 
 
 @cache
 def foul_score_moves(card_id: int) -> tuple[JSON, JSON]:
-    return either_way("foul_score", card_id)
+    moves = either_way("foul_score", card_id)
+    _share(*moves)
+    return moves
 
 
 @cache
 def steal_move(card_id: int) -> JSON:
-    return {"type": "steal", "card": card_id}
+    move = {"type": "steal", "card": card_id}
+    _share(move)
+    return move
 
 
 PASS_MOVE: JSON = {"type": "pass"}
@@ -647,11 +690,24 @@ DIRECTION_MOVES: tuple[JSON, JSON] = (
     {"type": "direction", "reverse": False},
     {"type": "direction", "reverse": True},
 )
+_share(PASS_MOVE, *DIRECTION_MOVES)
 
 
 def _subsets(ids: list[int]) -> list[list[int]]:
     """Every subset of `ids`, each in the order of `ids`, smallest first."""
     return [list(chosen) for size in range(len(ids) + 1) for chosen in combinations(ids, size)]
+
+
+@lru_cache(maxsize=64)
+def score_moves(jackpot: tuple[Card, ...]) -> tuple[JSON, ...]:
+    """The score moves exactly on target with the `jackpot` pink 4s: the last card and each
+    subset of the pink 4s flipped or not. Built once for each jackpot, nearly always none."""
+    pinks = [card.id for card in jackpot]
+    return tuple(
+        {"type": "score", "flip": flip, "flip_jackpot": flips}
+        for flip in (False, True)
+        for flips in _subsets(pinks)
+    )
 
 
 def target_hit_v1_to_v2(data: Mapping[str, JSON]) -> dict[str, JSON]:
@@ -791,8 +847,16 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     hand = state.hands[seat]
     if state.foul_any_card or not hand:
         return hand
-    lowest = min(VALUE[card.face] for card in hand)
-    return tuple(card for card in hand if VALUE[card.face] == lowest)
+    # One loop, not a generator for the lowest value and one for its cards: a generator resumes
+    # for each card, and the foul scorers' moves are listed (and checked) at every foul.
+    lowest, lowest_value = [hand[0]], VALUE[hand[0].face]
+    for card in hand[1:]:
+        value = VALUE[card.face]
+        if value < lowest_value:
+            lowest, lowest_value = [card], value
+        elif value == lowest_value:
+            lowest.append(card)
+    return tuple(lowest)
 
 
 def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: Chance) -> None:
@@ -878,7 +942,7 @@ def _end_turn(log: Decision[State], rng: Chance) -> None:
     state = log.state
     mover = state.turn
     assert mover is not None
-    order = (*seats_after(mover, len(state.hands), state.direction), mover)
+    order = drawing_order(mover, len(state.hands), state.direction)
     for seat in order:
         while len(log.state.hands[seat]) < HAND_SIZE and sum(log.state.draw_pile) > 0:
             if not _draw(log, seat, rng):
@@ -895,7 +959,7 @@ def seat_to_act(state: State) -> int | None:
     """The one seat the game waits for (`to_act` without building a set), None if none."""
     if state.phase == FOUL:
         return state.foul_scorers[0]
-    if state.phase in (PLAY, DIRECTION, CHOICE):
+    if state.phase in TURN_PHASES:
         return state.turn
     return None
 
@@ -932,26 +996,29 @@ class Krumme10(DecidesBySteps):
         )
 
     def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
-        counts = deck_counts(options.get(PINK_FOURS.name, PINK_FOURS.default))
-        deck = [kind for kind, count in enumerate(counts) for _ in range(count)]
+        deck = list(sorted_deck(options.get(PINK_FOURS.name, PINK_FOURS.default)))
         rng.shuffle(deck)
-        events = []
+        # Folded as they are decided, into one copy of the state, as a move's events are: the
+        # top card turned up last needs the state the deal leaves.
+        log = _Folding(self.initial_state(players, options))
         for seat in range(players):
             dealt = range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)
             cards = [card_json(index, *_oriented(deck[index], rng)) for index in dealt]
-            events.append(Event("CardsDealt", {"seat": seat, "cards": cards}))
-        first = choose_first_seat(players, options, rng)
-        events.append(Event("FirstSeatChosen", {"seat": first}))
-        log = _Folding(reduce(evolve, events, self.initial_state(players, options)))
+            log.add("CardsDealt", {"seat": seat, "cards": cards})
+        log.add("FirstSeatChosen", {"seat": choose_first_seat(players, options, rng)})
         _show_top(log, rng)
-        return [*events, *log.events]
+        return log.events
 
     def evolve(self, state: State, event: Event) -> State:
         return evolve(state, event)
 
     def to_act(self, state: State) -> frozenset[int]:
-        seat = seat_to_act(state)
-        return frozenset() if seat is None else only(seat)
+        # `seat_to_act` written out: the table and a search's playouts ask at every move.
+        if state.phase == FOUL:
+            return only(state.foul_scorers[0])
+        if state.phase in TURN_PHASES and state.turn is not None:
+            return only(state.turn)
+        return frozenset()
 
     may_act = to_act  # nobody acts out of turn
 
@@ -976,24 +1043,19 @@ class Krumme10(DecidesBySteps):
             return list(DIRECTION_MOVES)
         if phase != CHOICE:
             return []
-        if state.total == state.target:
-            pinks = [card.id for card in jackpot_cards(state)]
-            moves = [
-                {"type": "score", "flip": flip, "flip_jackpot": flips}
-                for flip in (False, True)
-                for flips in _subsets(pinks)
-            ]
-        else:
-            moves = [PASS_MOVE]
+        moves = (
+            list(score_moves(jackpot_cards(state))) if state.total == state.target else [PASS_MOVE]
+        )
         if state.display[-1].card.face == 1:
             others = [
                 card.id for other, hand in enumerate(state.hands) if other != seat for card in hand
             ]
-            moves += [steal_move(card_id) for card_id in sorted(others)]
+            moves += map(steal_move, sorted(others))
         return moves
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
-        kind, card, flag, flips = parse_move(move)
+        shared = SHARED_MOVES.get(id(move))
+        kind, card, flag, flips = parse_move(move) if shared is None else shared[1]
         if seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
         log = _Folding(state)
@@ -1011,7 +1073,7 @@ class Krumme10(DecidesBySteps):
             case _:
                 _pass(log, seat)
         _advance(log, rng)
-        return log.outcome()
+        return log.events, log.state
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         # Nobody sees a down face, so every seat sees what a spectator sees.
