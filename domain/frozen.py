@@ -30,8 +30,13 @@ def replace(frozen: Frozen, **changes: Any) -> Frozen:
 
 
 def with_item(items: tuple[Item, ...], index: int, value: Item) -> tuple[Item, ...]:
-    """`items` with `value` in place of the item at `index`: a seat's hand or score, say."""
-    return (*items[:index], value, *items[index + 1 :])
+    """`items` with `value` in place of the item at `index`: a seat's hand or score, say.
+
+    Copied to a list and set there: half the instructions of splicing two slices around the new
+    item (`bench/engine.py --callgrind`, Krumme10, 2026-11-29)."""
+    changed = list(items)
+    changed[index] = value
+    return tuple(changed)
 
 
 # `object`'s own, looked up once: two attribute lookups less in each copy.

@@ -16,7 +16,7 @@ below the top existing in the state before it comes up.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from functools import cache, lru_cache
@@ -331,10 +331,11 @@ Changes = dict[str, object]
 
 def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> Changes:
     """The fields that change as `seat` wins `cards` worth `points`."""
-    scores, won = list(state.scores), list(state.won)  # edited as lists, as in `_on_card_drawn`
-    scores[seat] += points
-    won[seat] += cards
-    return {"scores": tuple(scores), "won": tuple(won)}
+    scores = state.scores
+    return {
+        "scores": with_item(scores, seat, scores[seat] + points),
+        "won": with_item(state.won, seat, state.won[seat] + cards),
+    }
 
 
 def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
@@ -353,7 +354,7 @@ def _outcome_phase(
     total: int,
     target: int,
     turn: int | None,
-    hands: Sequence[tuple[Card, ...]],
+    hands: tuple[tuple[Card, ...], ...],
     may_steal: bool,
 ) -> str:
     """The step after a card landed (and after a pink 4's direction choice), from the state's
@@ -365,7 +366,7 @@ def _outcome_phase(
     return CHOICE if total == target else DRAWING
 
 
-def _others_hold_cards(hands: Sequence[tuple[Card, ...]], seat: int) -> bool:
+def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
     return any(hand for other, hand in enumerate(hands) if other != seat)
 
 
@@ -389,8 +390,7 @@ def _land(
     state: State, owner: int, hand: tuple[Card, ...], placed: Placed, data: Mapping[str, JSON]
 ) -> Changes:
     """What changes as `placed` leaves `owner`'s hand (`hand` is what stays) for the display."""
-    hands = list(state.hands)  # edited as a list, as in `_on_card_drawn`
-    hands[owner] = hand
+    hands = with_item(state.hands, owner, hand)
     total, target = data["total"], data["target"]
     face = placed.card.face
     if face == PINK_FOUR:
@@ -398,7 +398,7 @@ def _land(
     else:
         phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
     return {
-        "hands": tuple(hands),
+        "hands": hands,
         "display": (*state.display, placed),
         "total": total,
         "target": target,
@@ -498,14 +498,10 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
     # The card drawn is the top card turned up before, already built: not read from JSON again
     # (but in a game begun before the top card was shown).
     card = top if top is not None and top.id == drawn["id"] else _card_from_json(drawn)
-    # Both tuples copied to lists and edited there rather than spliced by `with_item`: half the
-    # cost, and a card is drawn at nearly every move.
-    hands, pile = list(state.hands), list(state.draw_pile)
-    hands[seat] += (card,)
-    pile[KIND_OF[card.face, card.back]] -= 1
+    kind, pile = KIND_OF[card.face, card.back], state.draw_pile
     return {
-        "hands": tuple(hands),
-        "draw_pile": tuple(pile),
+        "hands": with_item(state.hands, seat, (*state.hands[seat], card)),
+        "draw_pile": with_item(pile, kind, pile[kind] - 1),
         "next_id": max(state.next_id, card.id + 1),
         "draw_top": None,
     }
@@ -1013,12 +1009,8 @@ class Krumme10(DecidesBySteps):
         return evolve(state, event)
 
     def to_act(self, state: State) -> frozenset[int]:
-        # `seat_to_act` written out: the table and a search's playouts ask at every move.
-        if state.phase == FOUL:
-            return only(state.foul_scorers[0])
-        if state.phase in TURN_PHASES and state.turn is not None:
-            return only(state.turn)
-        return frozenset()
+        seat = seat_to_act(state)
+        return frozenset() if seat is None else only(seat)
 
     may_act = to_act  # nobody acts out of turn
 
