@@ -76,6 +76,21 @@ def same(what: str, new: Any, old: Any, where: tuple[int, int]) -> None:
         raise Differs(f"game {where[0]}, step {where[1]}: {what} differ{shown}")
 
 
+def same_views(
+    what: str, seen: tuple[Game, Any, Game, Any], players: int, where: tuple[int, int]
+) -> None:
+    """The two states (new game and state, old game and state) as every seat and a spectator
+    see them."""
+    new, state_new, old, state_old = seen
+    for seat in (None, *range(players)):
+        same(
+            f"{what} seen by {seat}",
+            new.rules.view(state_new, seat),
+            old.rules.view(state_old, seat),
+            where,
+        )
+
+
 def play_alike(new: Game, old: Game, game_number: int, options: dict[str, Any]) -> int:
     """One game in lockstep; the number of steps it took."""
     info = new.rules.info
@@ -106,13 +121,7 @@ def play_alike(new: Game, old: Game, game_number: int, options: dict[str, Any]) 
             where,
         )
         same("evaluations", new.rules.evaluate(state_new), old.rules.evaluate(state_old), where)
-        for seat in (None, *range(players)):
-            same(
-                f"views of {seat}",
-                new.rules.view(state_new, seat),
-                old.rules.view(state_old, seat),
-                where,
-            )
+        same_views("views", (new, state_new, old, state_old), players, where)
         if result_new is not None:
             return step
         acting = sorted(new.rules.may_act(state_new))
@@ -131,13 +140,7 @@ def play_alike(new: Game, old: Game, game_number: int, options: dict[str, Any]) 
             drawn_new, drawn_old = Random(step), Random(step)
             world_new = new.rules.sample(players, resolved, view_new, seat, drawn_new)
             world_old = old.rules.sample(players, resolved, view_old, seat, drawn_old)
-            for other in (None, *range(players)):
-                same(
-                    f"samples seen by {other}",
-                    new.rules.view(world_new, other),
-                    old.rules.view(world_old, other),
-                    where,
-                )
+            same_views("samples", (new, world_new, old, world_old), players, where)
             same("generators after sampling", drawn_new.getstate(), drawn_old.getstate(), where)
         move = chooser.choice(moves)
         if by_heuristic and new.heuristic is not None and old.heuristic is not None:
