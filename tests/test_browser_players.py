@@ -359,8 +359,13 @@ def test_a_move_chosen_on_a_lost_version_draws_the_table_again(
         "([key, seats]) => localStorage.setItem(key, JSON.stringify(seats))",
         [SEATS_KEY, {table_id: {"0": tokens[0]}}],
     )
-    version = play_over_http(stack.base, table_id, tokens, 4)
     page.goto(f"/#/tables/{table_id}")
+    page.locator("#turn.mine").wait_for()
+    # The moves reach the page over its stream, so the stream has made its first read of the
+    # log before the tail is lost: a stream that first read the log after the loss would say
+    # so itself (`stream.Rewound`, the test above), not the refused move.
+    version = play_over_http(stack.base, table_id, tokens, 4)
+    expect(page.locator(".move-count")).to_have_text("4 moves")
     page.locator("#turn.mine").wait_for()
     log = call(stack.base, "GET", f"/v1/tables/{table_id}/events")[1]["events"]
     commands = [event["meta"].get("command_id") for event in log]
