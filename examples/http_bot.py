@@ -33,6 +33,9 @@ FINISHED = "table.GameFinished"
 REWOUND = "stream.Rewound"
 ATTEMPTS = 6
 LONGEST_WAIT = 30.0
+FIRST_SILENCE = 60.0
+"""Seconds a stream may stay silent before its first connection tells the keep-alive period."""
+KEEPALIVES_MISSED = 3
 
 
 # ---- REPLACE THIS: your bot's strategy --------------------------------------------------------
@@ -94,6 +97,7 @@ class Client:
         the stream ends or breaks, after the `retry:` delay the server asked for.
         """
         last_id, retry, failures = "", 1.0, 0
+        silence = FIRST_SILENCE
         while True:
             wait = retry
             headers = {"Accept": "text/event-stream"}
@@ -101,8 +105,14 @@ class Client:
                 headers["Last-Event-ID"] = last_id
             try:
                 with urllib.request.urlopen(
-                    self.request("GET", "/stream", headers=headers), timeout=60
+                    self.request("GET", "/stream", headers=headers), timeout=silence
                 ) as stream:
+                    # The server comments every Stream-Keepalive seconds: a connection silent
+                    # for three of them is dead. urllib fixes a connection's timeout when it
+                    # opens, so the next connection waits that long.
+                    keepalive = float(stream.headers.get("Stream-Keepalive") or 0)
+                    if keepalive > 0:
+                        silence = KEEPALIVES_MISSED * keepalive + 1
                     data: list[str] = []
                     for raw in stream:
                         line = raw.decode().rstrip("\r\n")

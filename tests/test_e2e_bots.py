@@ -557,65 +557,73 @@ def test_the_arena_plays_through_the_service_and_its_games_audit(stack: Stack) -
         assert ok(call(stack.base, "GET", f"/v1/tables/{played.table}/audit"))["ok"]
 
 
-class FaultyProxy(ThreadingHTTPServer):
-    """An HTTP proxy in front of the stack that fails a client three times: its first read of a
-    table is answered `503` with `Retry-After: 1`, and its first seat and first move are passed
-    on (the server makes them) but their answers are dropped, the connection closed. Everything
-    else, live streams included, goes through as it comes. It keeps each POST's Idempotency-Key."""
+class Proxy(ThreadingHTTPServer):
+    """An HTTP proxy in front of the stack, relaying each request as its handler says."""
 
-    def __init__(self, upstream: str) -> None:
-        super().__init__(("127.0.0.1", 0), ProxiedRequest)
+    def __init__(self, upstream: str, handler: type[Relayed]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
         self.upstream = urlsplit(upstream)
-        self.refused: list[str] = []
-        self.keys: list[str] = []
-        self.seat_keys: list[str] = []
+        self.requests: list[str] = []
+        """Each request's method and path, as it came."""
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
 
-class ProxiedRequest(BaseHTTPRequestHandler):
-    server: FaultyProxy
+class FaultyProxy(Proxy):
+    """Fails a client three times: its first read of a table is answered `503` with
+    `Retry-After: 1`, and its first seat and first move are passed on (the server makes them) but
+    their answers are dropped, the connection closed. Everything else, live streams included,
+    goes through as it comes. It keeps each POST's Idempotency-Key."""
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(upstream, FaultyRequest)
+        self.refused: list[str] = []
+        self.keys: list[str] = []
+        self.seat_keys: list[str] = []
+
+
+class Relayed(BaseHTTPRequestHandler):
+    """Passes a request on to the proxy's upstream and the answer back as it comes (a live
+    stream's frames as they are sent)."""
+
+    server: Proxy
 
     def do_GET(self) -> None:
-        self.forward()
+        self.server.requests.append(f"GET {self.path}")
+        self.forward(None)
 
     def do_POST(self) -> None:
-        self.forward()
+        self.server.requests.append(f"POST {self.path}")
+        self.forward(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None)
 
-    def forward(self) -> None:
-        proxy = self.server
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
-        table_read = self.command == "GET" and re.fullmatch(r"/v1/tables/[^/]+", self.path)
-        if table_read and not proxy.refused:
-            proxy.refused.append(self.path)
-            problem = json.dumps({"type": "/problems/service-unavailable", "status": 503})
-            self.send_response(503)
-            self.send_header("Retry-After", "1")
-            self.send_header("Content-Type", "application/problem+json")
-            self.end_headers()
-            self.wfile.write(problem.encode())
-            return
-        upstream = http.client.HTTPConnection(proxy.upstream.netloc, timeout=60)
+    def forward(self, body: bytes | None) -> None:
+        self.relay(body)
+
+    def relay(self, body: bytes | None, *, answered: bool = True, silent: bool = False) -> None:
+        """Send the request upstream; unless `answered` is false, pass the answer back: its
+        status and headers, then its body, or, `silent`, nothing more until the client leaves."""
+        upstream = http.client.HTTPConnection(self.server.upstream.netloc, timeout=60)
         try:
             hop = ("host", "connection")
             sent = {name: value for name, value in self.headers.items() if name.lower() not in hop}
             upstream.request(self.command, self.path, body, sent)
             answer = upstream.getresponse()
-            if self.command == "POST":
-                keys = proxy.keys if self.path.endswith("/moves") else proxy.seat_keys
-                keys.append(self.headers["Idempotency-Key"])
-                if len(keys) == 1:  # made, and its answer lost on the way back
-                    answer.read()
-                    self.close_connection = True
-                    return
+            if not answered:
+                answer.read()
+                self.close_connection = True
+                return
             self.send_response(answer.status)
             for name, value in answer.getheaders():
                 if name.lower() not in ("transfer-encoding", "connection", "content-length"):
                     self.send_header(name, value)
             self.send_header("Connection", "close")  # the body ends where the connection does
             self.end_headers()
+            if silent:
+                self.wfile.flush()
+                self.rfile.read()  # until the client closes its end
+                return
             while chunk := answer.read1(65536):  # a live stream's frames as they come
                 self.wfile.write(chunk)
                 self.wfile.flush()
@@ -626,18 +634,48 @@ class ProxiedRequest(BaseHTTPRequestHandler):
         """Quiet: the stack's own log names every request."""
 
 
+class FaultyRequest(Relayed):
+    server: FaultyProxy
+
+    def forward(self, body: bytes | None) -> None:
+        proxy = self.server
+        table_read = self.command == "GET" and re.fullmatch(r"/v1/tables/[^/]+", self.path)
+        if table_read and not proxy.refused:
+            proxy.refused.append(self.path)
+            problem = json.dumps({"type": "/problems/service-unavailable", "status": 503})
+            self.send_response(503)
+            self.send_header("Retry-After", "1")
+            self.send_header("Content-Type", "application/problem+json")
+            self.end_headers()
+            self.wfile.write(problem.encode())
+            return
+        if self.command == "POST":
+            keys = proxy.keys if self.path.endswith("/moves") else proxy.seat_keys
+            keys.append(self.headers["Idempotency-Key"])
+            # The first is made, and its answer lost on the way back.
+            self.relay(body, answered=len(keys) > 1)
+            return
+        self.relay(body)
+
+
+class SecondStreamSilenced(Relayed):
+    """Relays everything, but the second live stream's connection, once open, goes silent: no
+    frame and no keep-alive, as a connection that died without a word."""
+
+    def forward(self, body: bytes | None) -> None:
+        streams = [request for request in self.server.requests if request.endswith("/stream")]
+        self.relay(body, silent=self.path.endswith("/stream") and len(streams) == 2)
+
+
 def table_now(stack: Stack, path: str) -> Any:
     return ok(call(stack.base, "GET", path))
 
 
-def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) -> None:
-    """Through a proxy that refuses its first table read with a 503 and drops the answers of
-    its seat and its first move (which the server made), the example waits out the Retry-After,
-    sends the seat and the move again under their Idempotency-Keys, is answered with the seat
-    (its token) and the move it made, and plays on to the end: nothing twice, nothing lost."""
+def example_through(stack: Stack, proxy: Proxy) -> tuple[str, str]:
+    """The example plays seat 0 of a new Pig 10 table through `proxy`, the test seat 1 directly,
+    to the end; the table's path and what the example printed (it exited with 0)."""
     table = ok(call(stack.base, "POST", "/v1/tables", {"game": "pig10", "seats": 2}), 201)
     path = f"/v1/tables/{table['id']}"
-    proxy = FaultyProxy(stack.base)
     threading.Thread(target=proxy.serve_forever, daemon=True).start()
     try:
         bot = http_example_in_seat_0(stack, table["id"], proxy.base)
@@ -653,6 +691,16 @@ def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) ->
         proxy.shutdown()
         proxy.server_close()
     assert bot.process.returncode == 0, output
+    return path, output
+
+
+def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) -> None:
+    """Through a proxy that refuses its first table read with a 503 and drops the answers of
+    its seat and its first move (which the server made), the example waits out the Retry-After,
+    sends the seat and the move again under their Idempotency-Keys, is answered with the seat
+    (its token) and the move it made, and plays on to the end: nothing twice, nothing lost."""
+    proxy = FaultyProxy(stack.base)
+    path, output = example_through(stack, proxy)
     assert proxy.refused, "the example read the table through the proxy"
     assert proxy.keys[0] == proxy.keys[1], "the move was sent again under its first key"
     assert proxy.seat_keys == proxy.seat_keys[:1] * 2, "the seat was sent again under its key"
@@ -662,3 +710,18 @@ def test_the_http_example_rides_out_an_outage_and_a_lost_answer(stack: Stack) ->
     mine = [event for event in log if event["type"] == PLAYED and event["data"]["seat"] == 0]
     assert len(mine) == output.count(": played ") == len(proxy.keys) - 1, output
     assert ok(call(stack.base, "GET", f"{path}/audit"))["ok"]
+
+
+def test_the_http_example_resumes_a_stream_gone_silent_after_three_keepalives(
+    stack: Stack,
+) -> None:
+    """Through a proxy that lets the example's second live stream go silent (its connection
+    open, nothing sent), the example gives up on it once three of the server's keep-alives
+    (`Stream-Keepalive`, 0.5 s here) are missed, resumes, and plays to the end: a stream that
+    waited a fixed minute would stall the game past the test's deadline."""
+    proxy = Proxy(stack.base, SecondStreamSilenced)
+    path, output = example_through(stack, proxy)
+    streams = [request for request in proxy.requests if request.endswith("/stream")]
+    assert len(streams) >= 3, f"the example's streams: {streams}"
+    assert output.count("stream interrupted (timed out)") == 1, output
+    assert table_now(stack, path)["status"] == "finished"
