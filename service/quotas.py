@@ -1,10 +1,13 @@
 """Caps on what one client address keeps going: tables not yet ended, and tables only bots play.
 
 Each cap is a Redis sorted set per address of the table ids it opened, scored by when. Nothing
-is counted up or down: on each new table the set's members are looked up in the event store,
-and those whose log ends in `GameFinished` or `TableExpired` (or that have no log a minute
-after they were admitted: their append failed) leave it. So however a table ends, by a move, a
-bot, a timeout or expiry, it stops counting, and no counter can drift.
+is counted up or down: when a new table takes the set past its cap, the set's members are
+looked up in the event store, and those whose log ends in `GameFinished` or `TableExpired` (or
+that have no log a minute after they were admitted: their append failed) leave it. So however a
+table ends, by a move, a bot, a timeout or expiry, it stops counting, and no counter can drift.
+Below the cap no log is read: tables that ended only make the count smaller, so a set within
+its cap counting them is within it without them, and a new table costs a few commands however
+many the address keeps, rather than a read of every one of them.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 from redis import Redis
 
@@ -62,8 +66,10 @@ class Quotas:
         pipe = self.redis.pipeline(transaction=False)
         pipe.zadd(key, {table_id: now})
         pipe.expire(key, KEEP_SECONDS)
-        pipe.zrange(key, 0, -1, withscores=True)
-        members: list[tuple[bytes, float]] = pipe.execute()[-1]
+        pipe.zcard(key)
+        if pipe.execute()[-1] <= limit:
+            return
+        members = cast(list[tuple[bytes, float]], self.redis.zrange(key, 0, -1, withscores=True))
         ids = [member.decode() for member, _ in members]
         last = self.store.last_types(ids)
         ended = [

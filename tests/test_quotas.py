@@ -3,6 +3,7 @@ table stops counting however it ends, counted in Redis from the logs (no counter
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -11,6 +12,7 @@ import redis
 from flask.testing import FlaskClient
 
 from bootstrap import Services, web_app
+from events.store import EventStore
 from service.config import Config
 from service.quotas import UNBORN_SECONDS, Quotas, TableQuotaExceeded
 from tests.faults import RedisServer
@@ -126,3 +128,28 @@ def test_a_full_redis_refuses_new_tables_with_a_503_and_keeps_what_it_has(
         connection.close()
     finally:
         server.stop()
+
+
+class ReadCountingStore(EventStore):
+    """The real store, noting which tables' logs are read for their last event."""
+
+    def __init__(self, redis_client: redis.Redis) -> None:
+        super().__init__(redis_client)
+        self.looked_up: list[str] = []
+
+    def last_types(self, game_ids: Sequence[str]) -> list[str | None]:
+        self.looked_up.extend(game_ids)
+        return super().last_types(game_ids)
+
+
+def test_no_log_is_read_until_an_address_reaches_its_cap(real_redis: redis.Redis) -> None:
+    """Tables that ended only lower the count, so a set within the cap counting them is within
+    it: a new table costs no read of the others' logs until it would pass the cap."""
+    store = ReadCountingStore(real_redis)
+    quotas = Quotas(real_redis, store, 3, 3)
+    for number in range(3):
+        quotas.admit("192.0.2.7", f"table-{number}", all_bots=False)
+    assert store.looked_up == []
+    with pytest.raises(TableQuotaExceeded):
+        quotas.admit("192.0.2.7", "table-3", all_bots=False)
+    assert sorted(store.looked_up) == [f"table-{number}" for number in range(4)]
