@@ -171,7 +171,7 @@ class Card(NamedTuple):
     revealed: bool = False
 
     def flipped(self) -> Card:
-        # `Card.__new__` called as a function, not the class: see `_Folding.add`.
+        # `Card.__new__` called as a function, not the class: see `Decision.add`.
         return Card.__new__(Card, self.id, self.back, self.face, True)
 
 
@@ -276,7 +276,7 @@ def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
 
 
 def _card_from_json(data: Mapping[str, JSON]) -> Card:
-    # `_face_code` written out, and `Card.__new__` called as a function (see `_Folding.add`):
+    # `_face_code` written out, and `Card.__new__` called as a function (see `Decision.add`):
     # every card drawn and turned up is read here.
     return Card.__new__(
         Card,
@@ -410,7 +410,7 @@ def _on_card_played(state: State, data: Mapping[str, JSON]) -> Changes:
     seat = data["seat"]
     card, hand = _without_card(state.hands[seat], data["card"])
     assert card is not None
-    # `Placed.__new__` called as a function, not the class: see `_Folding.add`.
+    # `Placed.__new__` called as a function, not the class: see `Decision.add`.
     placed = Placed.__new__(Placed, card.flipped() if data["flip"] else card, seat)
     return _land(state, seat, hand, placed, data)
 
@@ -572,8 +572,7 @@ class _Folding(Decision[State]):
         self._fields = self.state.__dict__
 
     def add(self, type_: str, data: Mapping[str, JSON]) -> None:
-        # `Event.__new__` called as the function it is: calling the class takes `type.__call__`'s
-        # slow path into it, a third of the cost of building a named tuple.
+        # `Event.__new__` called as the function it is, as `Decision.add` does and for its reason.
         event = Event.__new__(Event, type_, data, EVENT_VERSIONS.get(type_, 1))
         self.events.append(event)
         # `|=` rather than `dict.update`, whose call packs its argument into a tuple first.
@@ -1065,7 +1064,7 @@ class Krumme10(DecidesBySteps):
             case _:
                 _pass(log, seat)
         _advance(log, rng)
-        return log.events, log.state
+        return log.outcome()
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
         # Nobody sees a down face, so every seat sees what a spectator sees.
