@@ -655,6 +655,22 @@ def test_two_draw_cards_in_one_trick_draw_six_cards_one_at_a_time() -> None:
     assert state.leader == 3
 
 
+def test_a_winner_who_played_out_still_draws_for_the_draw_cards_then_leads() -> None:
+    state = table([4, 1], ["DRAW", 2], [9], leader=0)
+    state, _ = act(state, 0, play(0, 1, "single", 4))
+    state, _ = act(state, 1, draw(0))
+    state, events = act(state, 2, play(0, 1, "single", 9))
+    assert of_type(events, "TrickWon") == [{"seat": 2, "reason": "highest", "draws": 3}]
+    assert hand(state, 2) == []
+    for step in range(3):
+        assert RULES.view(state, 2)["phase"] == "insert"
+        assert RULES.to_act(state) == {2}
+        state, events = act(state, 2, insert(0), seed=step)
+    assert types(events) == ["CardInserted", "TrickStarted"]
+    assert of_type(events, "TrickStarted") == [{"leader": 2}]
+    assert len(hand(state, 2)) == 3
+
+
 def test_drawn_cards_go_where_chosen() -> None:
     state = table(["DRAW", 3, 4], [5], [6], trick=[], leader=0, reserves=[[], [1], [2]])
     state, _ = act(state, 0, draw(0))
@@ -731,6 +747,18 @@ def test_no_combination_player_left_the_next_clockwise_with_cards_leads() -> Non
     after, events = act(state, 3, take(6, 0))
     assert of_type(events, "TrickStarted") == [{"leader": 2}], "clockwise from the winner"
     assert RULES.view(after, None)["waiting"] == [3]
+
+
+def test_the_next_leader_is_counted_clockwise_from_the_winner_not_from_the_trick_s_leader() -> None:
+    """Seat 2 wins and is out, as is the leader: seat 3 follows the winner, seat 1 the leader."""
+    state = table([3], [1, 1], [9], [2, 2], leader=0, reserves=[[], [5], [], [6]])
+    state, _ = act(state, 0, play(0, 1, "single", 3))
+    state, _ = act(state, 1, take(5, 0))
+    state, _ = act(state, 2, play(0, 1, "single", 9))
+    after, events = act(state, 3, take(6, 0))
+    assert of_type(events, "TrickWon") == [{"seat": 2, "reason": "highest", "draws": 0}]
+    assert of_type(events, "TrickStarted") == [{"leader": 3}]
+    assert RULES.view(after, None)["waiting"] == [1], "seat 3 leads, then seat 1"
 
 
 # --- End of a hand -------------------------------------------------------------------------------
