@@ -916,6 +916,24 @@ def test_too_short_reshuffles_the_discard_pile_once() -> None:
     assert types(events)[-2:] == ["CardDrawn", "GameEnded"], "the second run-out ends it"
 
 
+def test_too_short_turns_each_reshuffled_card_either_side_up() -> None:
+    """Shuffling the discard pile into a new draw pile lands each card either way up, as the
+    deal does: a card that was scored as a 5 may come back showing its 0."""
+    shown = set()
+    for seed in range(16):
+        state = position(
+            [card(1, 3, 2), card(2, 0, 1), card(3, 1, 0)],
+            [card(4, 3, 2)],
+            variant="too_short",
+            draw=kinds((1, 2)),
+            discard=[card(30, 5, 0)],
+        )
+        _, events = act(state, 0, play(1), seed=seed)
+        (turned_up,) = of_type(events, "TopCardShown")
+        shown.add(turned_up["card"]["face"])
+    assert shown == {5, 0}
+
+
 def test_too_short_with_an_empty_discard_pile_ends_at_once() -> None:
     state = position(
         [card(1, 3, 2), card(2, 0, 1), card(3, 1, 0)],
