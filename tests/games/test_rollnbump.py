@@ -935,6 +935,15 @@ def test_the_white_die_holder_scores_its_roll() -> None:
     assert result.winners == (1,)
 
 
+def test_the_white_die_counts_in_the_scores_only_once_the_game_is_over() -> None:
+    """Held mid-game, the white die's roll may still change: the view's scores leave it out."""
+    state = replace(
+        RULES.initial_state(2, {}), turn=0, rolls=1, dice=(1, 2), white_holder=0, white_value=6
+    )
+    assert RULES.view(state, 1)["scores"] == [0, 0]
+    assert tuple(RULES.scores(state)) == (0, 0)
+
+
 @pytest.mark.parametrize(
     ("won", "white", "winners"),
     [
