@@ -31,12 +31,14 @@ KEY_FILE = GOLDEN / "key.pub"
 KEY = decode_key(KEY_FILE.read_text())
 REGISTRY = default_registry()
 GAMES = REGISTRY.ids()
-CURRENT = ["wobble-rules2", "krumme10-rules2"]
+CURRENT = ["wobble-rules3", "krumme10-rules2"]
 """Games of the games whose rules version was raised, played under their current rules (the
 first golden log of each, at rules version 1, must now be refused by name)."""
+SUPERSEDED = ["wobble-rules2"]
+"""Games played under a rules version that was raised again since: refused by name too."""
 SEALED = ["pig10-envelope3"]
 """Games whose seats' token hashes were sealed in envelope 3: committed to, not exported."""
-BUNDLES = [*GAMES, "legacy-pig10", *CURRENT, *SEALED]
+BUNDLES = [*GAMES, "legacy-pig10", *CURRENT, *SUPERSEDED, *SEALED]
 FORGER = Signer.generate()
 
 
@@ -219,7 +221,7 @@ def test_a_malformed_seed_in_game_finished_fails_the_seed_check() -> None:
     [
         ("krumme10", {"game": ["krumme10"]}, {}, "versions"),
         ("rollnbump", {}, {"seat": 99}, "replay"),
-        ("wobble-rules2", {}, {"move": [[]]}, "replay"),
+        ("wobble-rules3", {}, {"move": [[]]}, "replay"),
     ],
     ids=["game-a-list", "seat-out-of-range", "move-of-lists"],
 )
@@ -263,7 +265,7 @@ def spieltisch(*args: str | Path) -> subprocess.CompletedProcess[str]:
 def test_the_spieltisch_command_verifies_as_its_verify_subcommand() -> None:
     command = [str(Path(sys.executable).with_name("spieltisch")), "verify"]
     done = subprocess.run(
-        [*command, str(GOLDEN / "wobble-rules2.json"), "--key", str(KEY_FILE)],
+        [*command, str(GOLDEN / "wobble-rules3.json"), "--key", str(KEY_FILE)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -274,7 +276,7 @@ def test_the_spieltisch_command_verifies_as_its_verify_subcommand() -> None:
 
 
 def test_the_command_verifies_a_golden_log() -> None:
-    done = spieltisch("verify", GOLDEN / "wobble-rules2.json", "--key", KEY_FILE)
+    done = spieltisch("verify", GOLDEN / "wobble-rules3.json", "--key", KEY_FILE)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "VERIFIED: every check holds"
     assert "signature  ok      ed25519 by key" in done.stdout

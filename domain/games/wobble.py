@@ -244,7 +244,9 @@ INFO = GameInfo(
     "out of turn. Fewest minus points win.",
     # 2: the first dealer is drawn; who just played (and the dealer on the starting card) may
     # toss in its twin; a Double on a Skip costs only its target, twice.
-    rules_version=2,
+    # 3: an AFK seat waits until each other seat has had its turn (passed over or tossing in
+    # counts), no longer for as many turns of any seats.
+    rules_version=3,
 )
 
 DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
@@ -333,8 +335,9 @@ class State:
     named: tuple[int, ...] = ()
     lost: tuple[int, ...] = ()
     """Turns each seat will lose (Skip)."""
-    away: tuple[int, ...] = ()
-    """Turns of others each seat still sits out (AFK)."""
+    away: tuple[tuple[int, ...], ...] = ()
+    """Per seat sitting out (AFK): how many more turns of each seat, by seat, it waits for;
+    `()` for a seat that plays, so that `state.away[seat]` is true only while it sits out."""
 
     @property
     def draw_size(self) -> int:
@@ -416,6 +419,17 @@ def next_target(state: State, seat: int) -> int:
         if not state.away[other]:
             return other
     return ring[(position + state.direction) % n]
+
+
+def _had_a_turn(away: tuple[tuple[int, ...], ...], seat: int) -> tuple[tuple[int, ...], ...]:
+    """`away` once `seat` has had a turn: each seat sitting out waits for one fewer of its
+    turns, and comes back once it waits for none."""
+    changed = list(away)
+    for other, waits in enumerate(away):
+        if waits and waits[seat]:
+            fewer = with_item(waits, seat, waits[seat] - 1)
+            changed[other] = fewer if any(fewer) else ()
+    return tuple(changed)
 
 
 def _seats_from(state: State, first: int) -> list[int]:
@@ -633,7 +647,7 @@ class Wobble(DecidesBySteps):
                     toss_by=None,
                     named=(),
                     lost=(0,) * n,
-                    away=(0,) * n,
+                    away=((),) * n,
                 )
             case "CardsDealt":
                 cards = data["cards"]
@@ -707,6 +721,10 @@ class Wobble(DecidesBySteps):
 
     def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
         seat, cards = data["seat"], data["cards"]
+        if data["how"] == "toss" and any(state.away):
+            # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
+            # as after its turn, so a seat sitting out counts it as the tosser's turn.
+            state = replace(state, away=_had_a_turn(state.away, seat))
         # The old top card and the second card of a pair end up under the new top card.
         covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
         return self._played(
@@ -776,26 +794,24 @@ class Wobble(DecidesBySteps):
 
     @staticmethod
     def _give_turn(state: State, seat: int) -> State:
-        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
+        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away.
+
+        Each seat the turn order reaches has had a turn, for the seats sitting out: the one
+        given the turn, and each one passed over, as it loses its turn or sits out itself (two
+        seats sitting out would otherwise wait for each other for ever)."""
         if not state.lost[seat] and not any(state.away):
             # The usual case: `seat` simply moves, and no turn lost or sat out changes.
             return replace(state, phase=TURN, turn=seat, drawn=None, attack=None, steps=())
-        lost, away = list(state.lost), list(state.away)
-        passed_away = 0
+        lost, away = list(state.lost), state.away
+        if all(away):  # everyone is away: nobody could move, so they all come back
+            away = ((),) * state.players
         while True:
+            away = _had_a_turn(away, seat)
             if lost[seat]:
                 lost[seat] -= 1
-            elif away[seat] and passed_away < state.players:
-                passed_away += 1
-            else:
+            elif not away[seat]:
                 break
-            seat = state.ring[(state.ring.index(seat) + state.direction) % state.players]
-        if passed_away >= state.players:  # everyone is away: they all come back
-            away = [0] * state.players
-        if any(away):  # everyone else away counts a turn down
-            away = [
-                max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)
-            ]
+            seat = _next(state, seat)
         return replace(
             state,
             phase=TURN,
@@ -804,7 +820,7 @@ class Wobble(DecidesBySteps):
             attack=None,
             steps=(),
             lost=tuple(lost),
-            away=tuple(away),
+            away=away,
         )
 
     def _defended(self, state: State, seat: int, card: str, target: int) -> State:
@@ -862,7 +878,12 @@ class Wobble(DecidesBySteps):
             if symbol == MINUS20:
                 scores[victim] += amount
             elif symbol == AFK:
-                away[victim] += amount * (state.players - 1)
+                # wobble.md: it sits out until every other seat has had `amount` turns.
+                waits = away[victim] or (0,) * state.players
+                away[victim] = tuple(
+                    turns if other == victim else turns + amount
+                    for other, turns in enumerate(waits)
+                )
             elif symbol == MAGNET:
                 steps += [Step(NAME, victim, victim)] * amount
             elif symbol in DRAW_ATTACKS and state.tasks:
@@ -1400,7 +1421,8 @@ class Wobble(DecidesBySteps):
             "toss_in": None if state.toss is None else {"card": state.toss, "by": state.toss_by},
             "named": list(state.named),
             "lost_turns": list(state.lost),
-            "away": list(state.away),
+            "away": [sum(waits) for waits in state.away],
+            "waiting_for": [list(waits) for waits in state.away],
             "scores": list(state.scores),
         }
         if seat is not None:
@@ -1539,7 +1561,7 @@ class Wobble(DecidesBySteps):
             toss_by=None if toss is None else toss["by"],
             named=tuple(view["named"]),
             lost=tuple(view["lost_turns"]),
-            away=tuple(view["away"]),
+            away=tuple(map(tuple, view["waiting_for"])),
         )
 
     def evaluate(self, state: State) -> tuple[float, ...]:

@@ -73,7 +73,7 @@ def position(
     scores: Sequence[int] | None = None,
     steps: Sequence[Step] = (),
     named: Sequence[int] = (),
-    away: Sequence[int] | None = None,
+    away: Sequence[tuple[int, ...]] | None = None,
     score_limit: int = 500,
     direction: int = 1,
 ) -> State:
@@ -103,8 +103,20 @@ def position(
         toss_by=toss_by,
         named=tuple(named),
         lost=(0,) * n,
-        away=tuple(away) if away is not None else (0,) * n,
+        away=tuple(away) if away is not None else ((),) * n,
     )
+
+
+def sitting_out(players: int, seat: int, turns: int = 1) -> tuple[tuple[int, ...], ...]:
+    """`State.away` with `seat` sitting out (AFK) until each other seat has had `turns` turns."""
+    waits = tuple(0 if other == seat else turns for other in range(players))
+    return tuple(waits if other == seat else () for other in range(players))
+
+
+def turns_away(state: State) -> list[int]:
+    """Per seat, the turns of others it still sits out, as every view shows them."""
+    away: list[int] = RULES.view(state, None)["away"]
+    return away
 
 
 def attacked(
@@ -732,12 +744,134 @@ def test_afk_sits_out_until_every_other_player_has_had_a_turn() -> None:
     )
     after, _ = act(state, 1, {"type": "accept"})
     assert after.turn == 2
-    assert after.away == (0, 1, 0)
+    assert turns_away(after) == [0, 1, 0]
     after, _ = act(after, 2, play("green:3"))
     assert after.turn == 0
-    assert after.away == (0, 0, 0)
+    assert turns_away(after) == [0, 0, 0]
     after, _ = act(after, 0, play("green:1"))
     assert after.turn == 1
+
+
+def test_an_afk_seat_waits_for_each_other_seat_however_many_turns_one_seat_takes() -> None:
+    """Seat 2 is given the turn three times in a row (twice as the target of a +3 or +5 it
+    accepts), which must not bring seat 1 back before seats 0 and 3 have had a turn."""
+    state = attacked(
+        ["green:1", "green:2"],
+        [FILLER] * 2,
+        ["green:+3", "green:+5", "green:reverse", "green:4"],
+        ["grey:you", "grey:you", "green:6", FILLER],
+        symbol="afk",
+        amount=1,
+        owner=0,
+        target=1,
+        top="green:afk",
+    )
+    after, _ = act(state, 1, {"type": "accept"})
+    assert (after.turn, turns_away(after)) == (2, [0, 2, 0, 0])
+    for card in ("green:+3", "green:+5"):
+        after, _ = act(after, 2, play(card))
+        after, _ = act(after, 3, {"type": "defend", "card": "grey:you", "target": 2})
+        after, _ = act(after, 2, {"type": "accept"})
+        assert (after.turn, turns_away(after)) == (2, [0, 2, 0, 0])
+    after, _ = act(after, 2, play("green:reverse"))
+    assert after.turn == 0, "seat 1 still sits out: play goes past it the other way"
+    assert RULES.view(after, None)["waiting_for"] == [[], [0, 0, 0, 1], [], []]
+    after, _ = act(after, 0, play("green:1"))
+    assert (after.turn, turns_away(after)) == (3, [0, 0, 0, 0])
+    after, _ = act(after, 3, play("green:6"))
+    after, _ = act(after, 2, play("green:4"))
+    assert after.turn == 1
+
+
+def test_two_seats_away_at_once_both_come_back() -> None:
+    """Not Me on an AFK sends every seat but the Not Me player away. A seat passed over because
+    it sits out has had its turn too, or seats 1 and 2 would wait for each other for ever."""
+    state = attacked(
+        ["green:1", "green:2"],
+        [FILLER] * 2,
+        [FILLER] * 2,
+        ["brown:not_me", "green:3", "green:4"],
+        symbol="afk",
+        amount=1,
+        owner=0,
+        target=1,
+        top="green:afk",
+    )
+    after, _ = act(state, 3, {"type": "jerk", "card": "brown:not_me"})
+    assert after.turn == 3, "the victims' turns are passed over: the Not Me player moves"
+    assert RULES.view(after, None)["waiting_for"] == [[], [1, 0, 0, 0], [1, 0, 0, 0], []]
+    after, _ = act(after, 3, play("green:3"))
+    assert (after.turn, turns_away(after)) == (0, [0, 0, 0, 0])
+    after, _ = act(after, 0, play("green:1"))
+    assert after.turn == 1
+
+
+def test_a_pair_of_afks_waits_for_two_turns_of_each_other_seat() -> None:
+    state = position(
+        ["green:afk", "green:afk", "green:1", "green:2"],
+        [FILLER] * 2,
+        ["green:3", "green:4", "green:5"],
+        top="green:7",
+    )
+    after, _ = act(state, 0, play("green:afk", "green:afk"))
+    after, _ = act(after, 1, {"type": "accept"})
+    assert RULES.view(after, None)["waiting_for"] == [[], [2, 0, 1], []]
+    for seat, card, away in ((2, "green:3", 3), (0, "green:1", 2), (2, "green:4", 1)):
+        assert (after.turn, turns_away(after)) == (seat, [0, away, 0])
+        after, _ = act(after, seat, play(card))
+    assert (after.turn, turns_away(after)) == (0, [0, 0, 0])
+    after, _ = act(after, 0, play("green:2"))
+    assert after.turn == 1
+
+
+def test_a_seat_that_loses_its_turn_has_had_it_for_a_seat_sitting_out() -> None:
+    """Seat 1 sits out for a turn of seats 0 and 2; seat 2 loses its turn to a Skip, which
+    counts: seat 1 is back as soon as the turn comes round to seat 0."""
+    state = position(["cyan:skip", "cyan:1"], [FILLER] * 2, [FILLER] * 2, away=sitting_out(3, 1))
+    attack, _ = act(state, 0, play("cyan:skip"))
+    after, _ = act(attack, 2, {"type": "accept"})
+    assert (after.turn, turns_away(after)) == (0, [0, 0, 0])
+    after, _ = act(after, 0, play("cyan:1"))
+    assert after.turn == 1
+
+
+def test_when_every_seat_sits_out_they_all_come_back() -> None:
+    """Seats 0 and 1 sit out; seat 2's AFK goes to seat 0 all the same (every other seat is
+    away), and seat 0's You! sends it back: with every seat sitting out nobody could move."""
+    state = position(
+        ["grey:you", FILLER],
+        [FILLER],
+        ["green:afk", "green:1"],
+        top="green:7",
+        turn=2,
+        away=((0, 1, 1), (1, 0, 1), ()),
+    )
+    attack, _ = act(state, 2, play("green:afk"))
+    back, _ = act(attack, 0, {"type": "defend", "card": "grey:you", "target": 2})
+    after, _ = act(back, 2, {"type": "accept"})
+    assert (after.turn, turns_away(after)) == (2, [0, 0, 0])
+
+
+def test_a_toss_in_counts_as_its_tossers_turn() -> None:
+    """A tossed-in card acts as if its tosser had played it, and play goes on after the
+    tosser: for a seat sitting out, that was the tosser's turn."""
+    state = attacked(
+        ["green:3", "green:1"],
+        [FILLER] * 2,
+        ["green:3", "green:4"],
+        [FILLER] * 2,
+        symbol="afk",
+        amount=1,
+        owner=0,
+        target=1,
+        top="green:afk",
+    )
+    after, _ = act(state, 1, {"type": "accept"})
+    after, _ = act(after, 2, play("green:3"))
+    assert after.turn == 3
+    assert RULES.view(after, None)["waiting_for"][1] == [1, 0, 0, 0]
+    after, _ = act(after, 0, {"type": "toss", "cards": ["green:3"]})
+    assert (after.turn, turns_away(after)) == (1, [0, 0, 0, 0])
 
 
 def test_a_seat_sitting_out_is_not_aimed_at_and_does_not_react() -> None:
@@ -750,7 +884,7 @@ def test_a_seat_sitting_out_is_not_aimed_at_and_does_not_react() -> None:
         ["grey:dodge", "green:2"],
         [FILLER],
     )
-    away = (0, 1, 0, 0)
+    away = sitting_out(4, 1)
     attack, _ = act(position(*hands, away=away), 0, play("cyan:+3"))
     assert attack.attack is not None
     assert attack.attack.target == 2, "the seat after seat 0 sits out: the +3 goes to seat 2"
@@ -766,7 +900,7 @@ def test_a_seat_sitting_out_is_not_aimed_at_and_does_not_react() -> None:
     assert RULES.legal_moves(tossing, 1) == [], "no toss-in from a seat sitting out"
     assert 1 not in RULES.may_act(tossing)
     assert {"type": "toss", "cards": ["cyan:7"]} in RULES.legal_moves(
-        replace(tossing, away=(0, 0, 0, 0)), 1
+        replace(tossing, away=((),) * 4), 1
     )
 
 
@@ -1325,6 +1459,21 @@ def test_samples_keep_half_hand_cards_face_down() -> None:
         assert sample.discard == after.discard
         assert sum(sample.buried) == 2
         assert sample.draw_size == after.draw_size
+
+
+def test_samples_keep_who_sits_out_and_for_whose_turns() -> None:
+    state = dealt(
+        position(
+            ["cyan:1", "green:2"],
+            ["cyan:3"],
+            ["green:4", "green:6"],
+            ["cyan:7"],
+            away=((), (1, 0, 0, 2), (1, 1, 0, 0), ()),
+        )
+    )
+    assert RULES.view(state, 0)["away"] == [0, 3, 2, 0]
+    for sample in samples(state, 0):
+        assert sample.away == state.away
 
 
 def test_evaluate_favours_the_fewest_points_and_more_so_near_the_end() -> None:
