@@ -25,6 +25,7 @@ from domain.games.wobble import (
     INFO,
     NAME,
     NO_CARDS,
+    OFFENSIVE_UNITS,
     OPENING,
     OVER,
     REPORT,
@@ -460,6 +461,17 @@ def test_a_hand_of_grey_cards_only_may_be_exchanged() -> None:
     assert broken_rule(mixed, 0, {"type": "exchange_greys"}) == "grey-exchange"
 
 
+def test_the_shown_greys_are_shuffled_in_before_the_new_cards_are_drawn() -> None:
+    """One card in the draw pile and two greys shown: both new cards can only be drawn from
+    the pile the greys went into."""
+    state = position(["grey:dodge", "grey:you"], [FILLER], draw=[FILLER])
+    for seed in range(8):
+        after, events = act(state, 0, {"type": "exchange_greys"}, seed)
+        drawn = of_type(events, "GreysExchanged")[0]["drawn"]
+        assert len(drawn) == len(after.hands[0]) == 2
+        assert after.draw_size == 1
+
+
 def test_an_empty_draw_pile_is_refilled_from_the_discard_pile_but_its_top_card() -> None:
     state = position(["green:2"], [FILLER], draw=[], discard=["cyan:8", "green:4"])
     after, events = act(state, 0, {"type": "draw"})
@@ -471,6 +483,38 @@ def test_an_empty_draw_pile_is_refilled_from_the_discard_pile_but_its_top_card()
     after, events = act(empty, 0, {"type": "draw"})
     assert of_type(events, "CardDrawn") == [{"seat": 0, "card": None}]
     assert after.turn == 1
+
+
+@pytest.mark.parametrize(
+    ("moves", "drawn"),
+    [
+        ([(1, {"type": "accept"})], {1: 3}),
+        ([(1, {"type": "attempt"}), (0, {"type": "report", "success": False})], {1: 6}),
+        ([(2, {"type": "jerk", "card": "brown:not_me"})], {1: 3, 0: 3}),
+    ],
+    ids=["attack", "task-failed", "not-me"],
+)
+def test_an_empty_draw_pile_is_refilled_for_the_cards_an_attack_makes_draw(
+    moves: list[tuple[int, dict[str, Any]]], drawn: dict[int, int]
+) -> None:
+    state = attacked(
+        ["green:1"],
+        [FILLER],
+        ["brown:not_me", FILLER],
+        symbol="+3",
+        amount=3,
+        owner=0,
+        target=1,
+        tasks=len(moves) > 1,
+        draw=[FILLER],
+        discard=[f"cyan:{number}" for number in range(1, 10)],
+    )
+    after, events = state, []
+    for seat, move in moves:
+        after, more = act(after, seat, move)
+        events += more
+    assert types(events).count("DiscardsReshuffled") == 1
+    assert {seat: len(after.hands[seat]) - len(state.hands[seat]) for seat in drawn} == drawn
 
 
 def test_commands_out_of_turn_are_refused_without_a_penalty() -> None:
@@ -533,6 +577,58 @@ def test_the_toss_in_window_closes_when_the_next_player_acts() -> None:
     assert drawn.phase == "drawn"
     assert RULES.to_act(drawn) == {1}
     assert broken_rule(drawn, 2, {"type": "toss", "cards": ["cyan:5"]}) == "out-of-turn"
+
+
+def twin_out(symbol: str, **kw: Any) -> State:
+    """Seat 0 has just played the cyan `symbol` at seat 1, and seat 3 holds its twin: the
+    toss-in window is open until seat 1 reacts."""
+    return attacked(
+        ["green:1"],
+        ["brown:double", "green:2"],
+        ["green:3"],
+        [f"cyan:{symbol}", "green:4"],
+        symbol=symbol,
+        amount=OFFENSIVE_UNITS[symbol],
+        owner=0,
+        target=1,
+        toss=f"cyan:{symbol}",
+        toss_by=0,
+        **kw,
+    )
+
+
+REACTIONS: dict[str, tuple[State, dict[str, Any]]] = {
+    **{
+        f"{symbol} accepted": (twin_out(symbol), {"type": "accept"})
+        for symbol in ("+3", "+5", "skip", "minus20", "afk", "magnet")
+    },
+    "task attempted": (twin_out("+3", tasks=True), {"type": "attempt"}),
+    "jerk by the target": (twin_out("+3"), {"type": "jerk", "card": "brown:double"}),
+    "greys exchanged": (
+        position(
+            [FILLER],
+            ["grey:dodge"],
+            [FILLER],
+            ["cyan:5", "green:4"],
+            turn=1,
+            toss="cyan:5",
+            toss_by=0,
+        ),
+        {"type": "exchange_greys"},
+    ),
+}
+"""Seat 1's reactions to the card just played, seat 1 being the next player (its draw and its
+defence have tests of their own)."""
+
+
+@pytest.mark.parametrize("reaction", REACTIONS)
+def test_the_toss_in_window_closes_when_the_next_player_reacts(reaction: str) -> None:
+    state, move = REACTIONS[reaction]
+    twin = {"type": "toss", "cards": [state.toss]}
+    assert twin in RULES.legal_moves(state, 3)
+    after, _ = act(state, 1, move)
+    assert RULES.view(after, None)["toss_in"] is None
+    assert twin not in RULES.legal_moves(after, 3)
 
 
 def test_a_race_is_open_whoever_holds_the_card_to_join_it() -> None:
@@ -731,6 +827,23 @@ def test_tasks_on_the_table_draw_nothing_or_double(success: bool, drawn: int) ->
     assert broken_rule(off, 1, {"type": "attempt"}) == "tasks"
 
 
+def test_the_task_of_the_cards_own_player_is_reported_by_who_sent_it_back() -> None:
+    state = attacked(
+        ["green:1"],
+        ["grey:you", "green:2"],
+        [FILLER],
+        symbol="+3",
+        amount=3,
+        owner=0,
+        target=1,
+        tasks=True,
+    )
+    back, _ = act(state, 1, {"type": "defend", "card": "grey:you", "target": 0})
+    trying, _ = act(back, 0, {"type": "attempt"})
+    assert trying.steps == (Step(REPORT, 1, 0),), "seat 1 aimed it at seat 0: seat 1 reports"
+    assert RULES.to_act(trying) == {1}
+
+
 def test_afk_sits_out_until_every_other_player_has_had_a_turn() -> None:
     state = attacked(
         ["green:1", "green:2"],
@@ -902,6 +1015,22 @@ def test_a_seat_sitting_out_is_not_aimed_at_and_does_not_react() -> None:
     assert {"type": "toss", "cards": ["cyan:7"]} in RULES.legal_moves(
         replace(tossing, away=((),) * 4), 1
     )
+
+
+def test_a_seat_sitting_out_may_throw_a_jerk_card_into_an_attack_aimed_at_it() -> None:
+    state = position(
+        ["cyan:+3", "green:1"],
+        ["grey:you", "green:2"],
+        ["brown:double", "green:3"],
+        away=sitting_out(3, 2),
+    )
+    attack, _ = act(state, 0, play("cyan:+3"))
+    assert RULES.legal_moves(attack, 2) == []
+    named, _ = act(attack, 1, {"type": "defend", "card": "grey:you", "target": 2})
+    assert {"type": "jerk", "card": "brown:double"} in RULES.legal_moves(named, 2)
+    doubled, _ = act(named, 2, {"type": "jerk", "card": "brown:double"})
+    assert doubled.attack is not None
+    assert doubled.attack.amount == 6
 
 
 def test_magnet_names_a_number_and_takes_every_card_of_it() -> None:
@@ -1313,7 +1442,7 @@ def test_minus_points_add_up_and_the_game_ends_at_the_score_limit() -> None:
     assert RULES.to_act(over) == frozenset()
 
 
-def test_minus_20_counts_towards_the_limit_and_ties_share_the_win() -> None:
+def test_minus_20_counts_towards_the_limit() -> None:
     state = attacked(
         ["cyan:1"],
         [FILLER],
@@ -1334,6 +1463,15 @@ def test_minus_20_counts_towards_the_limit_and_ties_share_the_win() -> None:
     assert result is not None
     assert result.scores == (491, 500)
     assert result.winners == (0,)
+
+
+def test_a_tie_for_the_fewest_minus_points_shares_the_win() -> None:
+    state = position(["cyan:3"], ["green:5"], ["brown:double"], scores=[100, 95, 480])
+    over, events = act(state, 0, play("cyan:3"))
+    assert of_type(events, "RoundEnded")[0]["scores"] == [100, 100, 550]
+    result = RULES.result(over)
+    assert result is not None
+    assert result.winners == (0, 1)
 
 
 def test_the_score_limit_is_looked_at_when_the_round_ends() -> None:
