@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from itertools import product
+from itertools import product, takewhile
 from math import exp
 from random import Random
 from typing import NamedTuple
@@ -38,6 +38,8 @@ from domain.seating import choose_first_seat, next_seat, only
 
 X, DRAW, STOP = 13, 14, 15
 NUMBERS = range(1, 13)
+CODES = range(STOP + 1)
+"""Every card code, and 0 (no card)."""
 DECK_COUNTS: tuple[int, ...] = (0, *(4,) * 12, 2, 2, 2)
 """How many cards of each code the deck holds: four of each number 1..12, two X, DRAW, STOP."""
 NO_CARDS: tuple[int, ...] = (0,) * len(DECK_COUNTS)
@@ -127,16 +129,29 @@ def _plays_from(cards: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(plays)
 
 
-PLAYS: dict[tuple[int, ...], tuple[int, ...]] = {
-    cards: _plays_from(cards)
-    for size in (1, 2, 3)
-    for cards in product(range(1, STOP + 1), repeat=size)
-}
-"""For the (up to) three cards from a hand position on, every play from that position, lowest
-first: a window of more cards is always of a higher kind, and the DRAW and STOP kinds lie above
-every combination (they may be played on anything), so the last play says whether any beats the
-middle. Windows past the hand's end or over a DRAW or STOP card are left out, and so are all
-longer ones."""
+END = 0
+"""In `PLAYS`' windows, a place past a hand's last card (no card has code 0)."""
+
+
+def _window(first: int, second: int, third: int) -> tuple[int, ...]:
+    """The cards of a window of `PLAYS` that lie in the hand: those before its end."""
+    return tuple(takewhile(lambda card: card != END, (first, second, third)))
+
+
+PLAYS: list[list[list[tuple[int, ...]]]] = [
+    [
+        [_plays_from(_window(first, second, third)) if first != END else () for third in CODES]
+        for second in CODES
+    ]
+    for first in CODES
+]
+"""`PLAYS[first][second][third]`: for the (up to) three cards from a hand position on (`END`
+past the hand's end), every play from that position, lowest first: a window of more cards is
+always of a higher kind, and the DRAW and STOP kinds lie above every combination (they may be
+played on anything), so the last play says whether any beats the middle. Windows over a DRAW or
+STOP card are left out, and so are all longer ones. Nested lists indexed by card rather than a
+dict keyed by the window: `hand_moves` reads a position's plays without slicing and hashing a
+window, which cost more than the rest of its pass over the hand."""
 JOINED: frozenset[tuple[int, ...]] = frozenset(
     window for window, combinations in COMBINATIONS.items() if len(window) > 1 and combinations
 )
@@ -219,16 +234,24 @@ def _clockwise_after(leader: int, hands: tuple[tuple[int, ...], ...]) -> tuple[i
     return tuple([seat for seat in after if hands[seat]])
 
 
-def to_beat(state: State) -> tuple[int, int] | None:
-    """The (kind, rank) of the highest combination in the middle; None if nothing lies there.
+def beat_floor(state: State) -> int:
+    """The `play_number` of the highest combination in the middle, which a play must exceed; -1
+    (below every play) if nothing lies there. A number rather than `to_beat`'s pair: cheaper to
+    compare and to remember `hand_moves` by.
 
     Each combination beats the one before, so the last one is the highest; DRAW cards do not
     count, so the player after one must beat what lay before it.
     """
     for play in reversed(state.trick):
         if play.kind <= TRIPLE:
-            return play.kind, play.rank
-    return None
+            return play_number(play.kind, play.rank)
+    return -1
+
+
+def to_beat(state: State) -> tuple[int, int] | None:
+    """The (kind, rank) of the highest combination in the middle; None if nothing lies there."""
+    floor = beat_floor(state)
+    return None if floor < 0 else divmod(floor, 13)  # `play_number`'s pair
 
 
 def plays_to_empty(hand: tuple[int, ...]) -> int:
@@ -336,7 +359,7 @@ def game_loss(chips: tuple[int, ...]) -> tuple[float, ...]:
 def can_act(state: State, seat: int) -> bool:
     """Whether `seat` has anything to do on its turn in this trick: beat, pass or play a card."""
     # The moves, not a search for a first one: the seat's `legal_moves` asks for them next.
-    return bool(state.reserves[seat]) or bool(hand_moves(state.hands[seat], to_beat(state)))
+    return bool(state.reserves[seat]) or bool(hand_moves(state.hands[seat], beat_floor(state)))
 
 
 def _card_json(card: int) -> JSON:
@@ -352,29 +375,31 @@ def _codes(cards: list[JSON]) -> tuple[int, ...]:
 
 
 # The moves below are built once and shared by every `legal_moves` answer that lists them (the
-# rules contract lets it): a follower's passes alone are a dozen or more moves to build anew.
+# rules contract lets it): a follower's passes alone are a dozen or more moves to build anew. They
+# are built at import, for every hand size there can be, into tables read by index: a lookup in a
+# `functools.cache` costs a call through the cache's wrapper and a hashed key, several per answer.
+
+MAX_HAND = (
+    max(map(hand_size, range(INFO.min_players, INFO.max_players + 1)))
+    + RESERVE_SIZE
+    + CARDS_PER_DRAW * DECK_COUNTS[DRAW]
+)
+"""The most cards a hand can hold: the largest deal, the seat's reserve cards, and three drawn for
+each DRAW card in the deck."""
 
 
-@cache
-def pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
+def _pass_moves(card: int, hand_size: int) -> tuple[JSON, ...]:
     """Taking the reserve `card` into a hand of `hand_size` cards, at each position."""
     return tuple({"type": "pass", "card": WIRE[card], "at": at} for at in range(hand_size + 1))
 
 
-@cache
-def insert_moves(hand_size: int) -> tuple[JSON, ...]:
-    """Inserting a drawn card into a hand of `hand_size` cards, at each position."""
-    return tuple({"type": "insert", "at": at} for at in range(hand_size + 1))
-
-
-@cache
-def play_moves(at: int) -> dict[int, JSON]:
-    """Every play from hand position `at` by its `play_number`, the DRAW and STOP cards' too:
-    built once per position (a hand holds 18 cards at most) and looked up by `PLAYS`' numbers."""
-    moves: dict[int, JSON] = {
-        play_number(DRAW_PLAY, 0): {"type": "draw", "at": at},
-        play_number(STOP_PLAY, 0): {"type": "stop", "at": at},
-    }
+def _play_moves(at: int) -> tuple[JSON, ...]:
+    """Every play from hand position `at`, the DRAW and STOP cards' too, at its `play_number`
+    (None at numbers no play has), for `PLAYS`' numbers to pick from. A tuple rather than a dict:
+    reading an index costs less than hashing a key."""
+    moves: list[JSON] = [None] * (play_number(STOP_PLAY, 0) + 1)
+    moves[play_number(DRAW_PLAY, 0)] = {"type": "draw", "at": at}
+    moves[play_number(STOP_PLAY, 0)] = {"type": "stop", "at": at}
     for kind, rank in product(range(SINGLE, TRIPLE + 1), NUMBERS):
         moves[play_number(kind, rank)] = {
             "type": "play",
@@ -383,23 +408,38 @@ def play_moves(at: int) -> dict[int, JSON]:
             "kind": KIND_NAMES[kind],
             "rank": rank,
         }
-    return moves
+    return tuple(moves)
+
+
+PASS_MOVES = tuple(tuple(_pass_moves(card, size) for size in range(MAX_HAND + 1)) for card in CODES)
+"""`PASS_MOVES[card][hand_size]`: `_pass_moves`."""
+INSERT_MOVES = tuple(
+    tuple({"type": "insert", "at": at} for at in range(size + 1)) for size in range(MAX_HAND + 1)
+)
+"""`INSERT_MOVES[hand_size]`: inserting a drawn card into a hand of `hand_size` cards, at each
+position."""
+PLAY_MOVES = tuple(_play_moves(at) for at in range(MAX_HAND))
+"""`PLAY_MOVES[at]`: `_play_moves`."""
 
 
 @lru_cache(maxsize=1 << 14)
-def hand_moves(hand: tuple[int, ...], lowest: tuple[int, int] | None) -> tuple[JSON, ...]:
-    """The plays of `hand` that beat `lowest` (None: a lead), and its DRAW and STOP cards, in
-    `legal_moves`' order. Remembered: a search's paired playouts play the same world once per
-    move compared, so the same hand meets the same trick again and again."""
-    floor = -1 if lowest is None else play_number(*lowest)  # -1: below every play
+def hand_moves(hand: tuple[int, ...], floor: int) -> tuple[JSON, ...]:
+    """The plays of `hand` above the play number `floor` (`beat_floor`), and its DRAW and STOP
+    cards, in `legal_moves`' order. Remembered: a search's paired playouts play the same world
+    once per move compared, so the same hand meets the same trick again and again."""
     moves: list[JSON] = []
-    for at in range(len(hand)):
-        plays = PLAYS[hand[at : at + 3]]
+    # The window from each position rolls through `first`, `second` and `third`, read from the
+    # hand once each, where slicing a window per position cost a third of the whole pass.
+    padded = (*hand, END, END)
+    first, second = padded[0], padded[1]
+    for at, third in enumerate(padded[2:]):
+        plays = PLAYS[first][second][third]
         if plays[-1] > floor:
-            by_number = play_moves(at)
+            by_number = PLAY_MOVES[at]
             for play in plays:
                 if play > floor:
                     moves.append(by_number[play])
+        first, second = second, third
     return tuple(moves)
 
 
@@ -622,11 +662,11 @@ class KrassKariert(DecidesBySteps):
             return []
         hand = state.hands[seat]
         if state.drawn is not None:
-            return list(insert_moves(len(hand)))
-        moves = list(hand_moves(hand, to_beat(state)))
+            return list(INSERT_MOVES[len(hand)])
+        moves = list(hand_moves(hand, beat_floor(state)))
         if state.trick:
             for card in dict.fromkeys(state.reserves[seat]):
-                moves += pass_moves(card, len(hand))
+                moves += PASS_MOVES[card][len(hand)]
         return moves
 
     # -- decide ---------------------------------------------------------------------------------
