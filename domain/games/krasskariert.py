@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 from itertools import product, takewhile
 from math import exp
 from random import Random
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
@@ -172,12 +172,6 @@ class Play(NamedTuple):
     cards: tuple[int, ...]
     kind: int
     rank: int
-
-
-Played = tuple[tuple[int, ...], int, int]
-"""A move's cards for the middle, their kind and rank, as `step` checked them: a plain tuple
-rather than a `Play`, whose construction (a Python-level `__new__`) costs more than a step's
-check of the move."""
 
 
 @dataclass(frozen=True)
@@ -489,6 +483,134 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     return kind, move
 
 
+Changes = dict[str, Any]
+"""The fields of a `State` an event changes, with their new values."""
+
+
+def _changes(state: State, event: Event) -> Changes:
+    """What `event` changes in `state` (`evolve` and `_fold` write it into a state)."""
+    data = event.data
+    # The commonest events first: a match tries its cases in turn.
+    match event.type:
+        case "CardsPlayed":
+            return _played(state, data)
+        case "ReserveTaken":
+            seat, card, at = data["seat"], CODE[data["card"]], data["at"]
+            hand, reserve = state.hands[seat], list(state.reserves[seat])
+            reserve.remove(card)
+            return {
+                "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                "reserves": with_item(state.reserves, seat, tuple(reserve)),
+                "turn": state.waiting[0] if state.waiting else None,
+                "waiting": state.waiting[1:],
+                # Reserves lie face up: everyone saw this card go in, and where.
+                "known": _inserted(state, seat, at, card),
+            }
+        case "TrickWon":
+            draws = data["draws"]
+            return {
+                "trick_winner": data["seat"],
+                "draws_left": draws,
+                "turn": data["seat"] if draws else None,
+                "waiting": (),
+            }
+        case "CardDrawn":
+            card = CODE[data["card"]]
+            return {
+                "drawn": card,
+                "draws_left": state.draws_left - 1,
+                "draw_pile": state.draw_pile - 1,
+                "unseen": multiset.without(state.unseen, [card]),
+            }
+        case "CardInserted":
+            seat, at = data["seat"], data["at"]
+            hand = state.hands[seat]
+            card = CODE[data["card"]]
+            return {
+                "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
+                "drawn": None,
+                "turn": seat if state.draws_left else None,
+                # Everyone sees where it goes in; only its holder saw the card.
+                "known": _inserted(state, seat, at, HIDDEN),
+            }
+        case "TrickStarted":
+            played = (card for play in state.trick for card in play.cards)
+            return _led_by(state, data["leader"], _with_cards(state.out, played))
+        case "CardsDealt":
+            seat, cards = data["seat"], _codes(data["cards"])
+            known = tuple(state.known_in(other) for other in range(state.players))
+            return {
+                "hands": with_item(state.hands, seat, cards),
+                "reserves": with_item(state.reserves, seat, _codes(data["reserve"])),
+                "known": with_item(known, seat, (HIDDEN,) * len(cards)),
+            }
+        case "HandStarted":
+            dealt = [card for hand in state.hands for card in hand]
+            dealt += [card for reserve in state.reserves for card in reserve]
+            return {
+                **_led_by(state, data["leader"], NO_CARDS),
+                "unseen": multiset.without(DECK_COUNTS, dealt),
+                "draw_pile": data["draw_pile"],
+                "hand_number": data["hand"],
+            }
+        case "HandLost":
+            seats = data["seats"]
+            chips = list(state.chips)
+            for seat in seats:
+                chips[seat] = max(0, chips[seat] - 1)
+            return {
+                "chips": tuple(chips),
+                "losers": tuple(seat for seat in seats if state.chips[seat] == 0),
+                "turn": None,
+                "waiting": (),
+            }
+    raise ValueError(f"krasskariert has no event {event.type!r}")
+
+
+def _led_by(state: State, leader: int, out: tuple[int, ...]) -> Changes:
+    """A fresh trick led by `leader`, `out` the cards played before it."""
+    return {
+        "leader": leader,
+        "turn": leader,
+        "waiting": _clockwise_after(leader, state.hands),
+        "trick": (),
+        "trick_winner": None,
+        "out": out,
+    }
+
+
+def _played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, at = data["seat"], data["at"]
+    cards = _codes(data["cards"])
+    kind = KINDS[data["kind"]]
+    hand = state.hands[seat]
+    # `Play.__new__` called as the function it is, as `Decision.add` builds its events.
+    play = Play.__new__(Play, seat, cards, kind, data["rank"] or 0)
+    turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
+    if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
+        turn, waiting = None, ()
+    rows = _known_rows(state)
+    known = rows[seat]
+    return {
+        "hands": with_item(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
+        "trick": (*state.trick, play),
+        "turn": turn,
+        "waiting": waiting,
+        "known": with_item(rows, seat, known[:at] + known[at + len(cards) :]),
+    }
+
+
+def _fold(state: State, event: Event) -> State:
+    """`evolve` for the one private copy of the state a move's `Decision` folds all its events
+    into (`step` makes it as the move begins): each event's changes are written into that copy,
+    where `evolve` copies the state, all its fields, once per event (a move has 1.7 events on
+    average). Nobody sees the copy before the move is decided, so no state anyone holds ever
+    changes; the writes go past the frozen dataclass's `__setattr__`, as `frozen.replace` sets a
+    new copy's fields."""
+    vars(state).update(_changes(state, event))
+    return state
+
+
 class KrassKariert(DecidesBySteps):
     """Krass Kariert behind the rules contract."""
 
@@ -533,122 +655,7 @@ class KrassKariert(DecidesBySteps):
     # -- evolve ---------------------------------------------------------------------------------
 
     def evolve(self, state: State, event: Event) -> State:
-        data = event.data
-        # The commonest events first: a match tries its cases in turn.
-        match event.type:
-            case "CardsPlayed":
-                return self._played(state, data)
-            case "ReserveTaken":
-                seat, card, at = data["seat"], CODE[data["card"]], data["at"]
-                hand, reserve = state.hands[seat], list(state.reserves[seat])
-                reserve.remove(card)
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
-                    reserves=with_item(state.reserves, seat, tuple(reserve)),
-                    turn=state.waiting[0] if state.waiting else None,
-                    waiting=state.waiting[1:],
-                    # Reserves lie face up: everyone saw this card go in, and where.
-                    known=_inserted(state, seat, at, card),
-                )
-            case "TrickWon":
-                draws = data["draws"]
-                return replace(
-                    state,
-                    trick_winner=data["seat"],
-                    draws_left=draws,
-                    turn=data["seat"] if draws else None,
-                    waiting=(),
-                )
-            case "CardDrawn":
-                card = CODE[data["card"]]
-                return replace(
-                    state,
-                    drawn=card,
-                    draws_left=state.draws_left - 1,
-                    draw_pile=state.draw_pile - 1,
-                    unseen=multiset.without(state.unseen, [card]),
-                )
-            case "CardInserted":
-                seat, at = data["seat"], data["at"]
-                hand = state.hands[seat]
-                card = CODE[data["card"]]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
-                    drawn=None,
-                    turn=seat if state.draws_left else None,
-                    # Everyone sees where it goes in; only its holder saw the card.
-                    known=_inserted(state, seat, at, HIDDEN),
-                )
-            case "TrickStarted":
-                played = (card for play in state.trick for card in play.cards)
-                return self._led_by(state, data["leader"], _with_cards(state.out, played))
-            case "CardsDealt":
-                seat, cards = data["seat"], _codes(data["cards"])
-                known = tuple(state.known_in(other) for other in range(state.players))
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, cards),
-                    reserves=with_item(state.reserves, seat, _codes(data["reserve"])),
-                    known=with_item(known, seat, (HIDDEN,) * len(cards)),
-                )
-            case "HandStarted":
-                dealt = [card for hand in state.hands for card in hand]
-                dealt += [card for reserve in state.reserves for card in reserve]
-                return replace(
-                    self._led_by(state, data["leader"], NO_CARDS),
-                    unseen=multiset.without(DECK_COUNTS, dealt),
-                    draw_pile=data["draw_pile"],
-                    hand_number=data["hand"],
-                )
-            case "HandLost":
-                seats = data["seats"]
-                chips = list(state.chips)
-                for seat in seats:
-                    chips[seat] = max(0, chips[seat] - 1)
-                return replace(
-                    state,
-                    chips=tuple(chips),
-                    losers=tuple(seat for seat in seats if state.chips[seat] == 0),
-                    turn=None,
-                    waiting=(),
-                )
-        raise ValueError(f"krasskariert has no event {event.type!r}")
-
-    @staticmethod
-    def _led_by(state: State, leader: int, out: tuple[int, ...]) -> State:
-        """`state` with a fresh trick led by `leader`, `out` the cards played before it."""
-        return replace(
-            state,
-            leader=leader,
-            turn=leader,
-            waiting=_clockwise_after(leader, state.hands),
-            trick=(),
-            trick_winner=None,
-            out=out,
-        )
-
-    @staticmethod
-    def _played(state: State, data: Mapping[str, JSON]) -> State:
-        seat, at = data["seat"], data["at"]
-        cards = _codes(data["cards"])
-        kind = KINDS[data["kind"]]
-        hand = state.hands[seat]
-        play = Play(seat, cards, kind, data["rank"] or 0)
-        turn, waiting = (state.waiting[0], state.waiting[1:]) if state.waiting else (None, ())
-        if kind == STOP_PLAY:  # the trick ends at once: nobody after it has a turn
-            turn, waiting = None, ()
-        rows = _known_rows(state)
-        known = rows[seat]
-        return replace(
-            state,
-            hands=with_item(state.hands, seat, hand[:at] + hand[at + len(cards) :]),
-            trick=(*state.trick, play),
-            turn=turn,
-            waiting=waiting,
-            known=with_item(rows, seat, known[:at] + known[at + len(cards) :]),
-        )
+        return replace(state, **_changes(state, event))
 
     # -- who acts and how -----------------------------------------------------------------------
 
@@ -672,6 +679,35 @@ class KrassKariert(DecidesBySteps):
     # -- decide ---------------------------------------------------------------------------------
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
+        # A move taken from this state's own `legal_moves` (as bots, search's playouts and the
+        # bench take theirs) is legal as it stands: found there by identity, cheaply (its caller
+        # has just filled the caches `legal_moves` answers from), it is decided without being
+        # parsed and checked again. Any other move is checked first.
+        for listed in self.legal_moves(state, seat):
+            if listed is move:
+                break
+        else:
+            self._check(state, seat, move)
+        kind, at = move["type"], move["at"]
+        log = Decision(_fold, replace(state))
+        if kind == "insert":
+            return self._insert(log, seat, at, rng).outcome()
+        if kind == "pass":
+            log.add("ReserveTaken", {"seat": seat, "card": move["card"], "at": at})
+            return self._after_turn(log, rng).outcome()
+        hand = state.hands[seat]
+        if kind == "play":
+            cards, name, rank = hand[at : at + move["count"]], move["kind"], move["rank"]
+        else:  # a DRAW or STOP card, alone
+            cards, name, rank = hand[at : at + 1], kind, None
+        log.add(
+            "CardsPlayed",
+            {"seat": seat, "at": at, "cards": _cards_json(cards), "kind": name, "rank": rank},
+        )
+        return self._after_turn(log, rng).outcome()
+
+    def _check(self, state: State, seat: int, move: JSON) -> None:
+        """Raises the `RuleError` naming the rule `move` breaks, if it breaks one."""
         kind, fields = _parse(move)
         if seat != state.turn:
             raise RuleError("turn-order", f"seat {seat} is not the seat to move")
@@ -684,32 +720,19 @@ class KrassKariert(DecidesBySteps):
                 )
             if not 0 <= at <= len(hand):
                 raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
-            return self._insert(Decision(self.evolve, state), seat, at, rng).outcome()
-        if kind == "insert":
+        elif kind == "insert":
             raise RuleError("insert-drawn-card", "you have drawn no card to insert")
-        if kind == "pass":
-            return self._pass(Decision(self.evolve, state), seat, fields["card"], at, rng).outcome()
-        if not 0 <= at < len(hand):
+        elif kind == "pass":
+            self._check_pass(state, seat, fields["card"], at)
+        elif not 0 <= at < len(hand):
             raise RuleError("hand-position", f"your hand has positions 0 to {len(hand) - 1}")
-        if kind == "play":
-            cards, played, rank = self._combination(state, seat, fields)
+        elif kind == "play":
+            self._check_combination(state, seat, fields)
         else:
-            cards, played, rank = self._special(hand, at, STOP if kind == "stop" else DRAW)
-        log = Decision(self.evolve, state)
-        log.add(
-            "CardsPlayed",
-            {
-                "seat": seat,
-                "at": at,
-                "cards": _cards_json(cards),
-                "kind": KIND_NAMES[played],
-                "rank": rank or None,
-            },
-        )
-        return self._after_turn(log, rng).outcome()
+            self._check_special(hand, at, STOP if kind == "stop" else DRAW)
 
     @staticmethod
-    def _combination(state: State, seat: int, fields: Mapping[str, JSON]) -> Played:
+    def _check_combination(state: State, seat: int, fields: Mapping[str, JSON]) -> None:
         hand, at, count = state.hands[seat], fields["at"], fields["count"]
         if at + count > len(hand):
             raise RuleError(
@@ -741,18 +764,14 @@ class KrassKariert(DecidesBySteps):
                 f"a {fields['kind']} of {fields['rank']} does not beat the "
                 f"{KIND_NAMES[lowest[0]]} of {lowest[1]}{tie}",
             )
-        return window, declared[0], declared[1]
 
     @staticmethod
-    def _special(hand: tuple[int, ...], at: int, card: int) -> Played:
+    def _check_special(hand: tuple[int, ...], at: int, card: int) -> None:
         if hand[at] != card:
             raise RuleError("card-at-position", f"the card at position {at} is no {WIRE[card]}")
-        return (card,), STOP_PLAY if card == STOP else DRAW_PLAY, 0
 
-    def _pass(
-        self, log: Decision[State], seat: int, card: JSON, at: int, rng: Chance
-    ) -> Decision[State]:
-        state = log.state
+    @staticmethod
+    def _check_pass(state: State, seat: int, card: JSON, at: int) -> None:
         if not state.trick:
             raise RuleError("leader-must-play", "the leader of a trick plays a combination")
         code = CODE.get(card)
@@ -761,8 +780,6 @@ class KrassKariert(DecidesBySteps):
         hand = state.hands[seat]
         if not 0 <= at <= len(hand):
             raise RuleError("hand-position", f"insert at a position from 0 to {len(hand)}")
-        log.add("ReserveTaken", {"seat": seat, "card": card, "at": at})
-        return self._after_turn(log, rng)
 
     def _after_turn(self, log: Decision[State], rng: Chance) -> Decision[State]:
         """What follows a turn: the next player's turn, a hand lost by them, or the trick's end."""
@@ -833,10 +850,10 @@ class KrassKariert(DecidesBySteps):
     def _hand_lost(
         self, log: Decision[State], seats: list[int], reason: str, rng: Chance
     ) -> Decision[State]:
-        before = log.state
+        players, number = log.state.players, log.state.hand_number + 1
         log.add("HandLost", {"seats": seats, "reason": reason})
         if not log.state.losers:
-            for event in self._deal(before.players, before.hand_number + 1, seats[-1], rng):
+            for event in self._deal(players, number, seats[-1], rng):
                 log.add(event.type, event.data)
         return log
 
