@@ -13,6 +13,7 @@ from random import Random
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
 
 from domain.chance import Chance
+from domain.frozen import replace
 
 JSON = Any
 """A value that survives a JSON round trip unchanged: dict, list, str, int, bool or None."""
@@ -316,6 +317,60 @@ class Decision(Generic[State]):
 
     def outcome(self) -> tuple[list[Event], State]:
         return self.events, self.state
+
+
+Changes = dict[str, Any]
+"""The fields of a game's state an event changes, by name, with their new values."""
+
+Evolvers = Mapping[str, Callable[[State, Mapping[str, JSON]], Changes]]
+"""A game's evolve as, for each event type, the fields an event of that type changes in a state
+(given its `data`): the game's `evolve` is `frozen.replace(state, **changes)`."""
+
+
+class FoldingDecision(Decision[State]):
+    """A `Decision` that folds a move's events into one private copy of the state, made as the
+    move begins, writing each event's changes into that copy, where `evolve` copies the whole
+    state once per event.
+
+    Nobody sees the copy before `outcome` hands it over, so no state anyone holds ever changes;
+    but `state` is that one copy all along, so a state read from it before an `add` shows the
+    event's changes after it too. The writes go past the frozen dataclass's `__setattr__`, as
+    `frozen.replace` sets a new copy's fields.
+    """
+
+    __slots__ = ("_evolvers", "_fields")
+
+    def __init__(
+        self, evolvers: Evolvers[State], state: State, versions: Mapping[str, int] | None = None
+    ) -> None:
+        # Not `Decision.__init__`: this folds through `evolvers`, never through an `evolve`.
+        self.events = []
+        self.state = replace(state)
+        self._versions = versions or {}
+        self._evolvers = evolvers
+        # Kept at hand: `__dict__` is a slow attribute to look up.
+        self._fields = self.state.__dict__
+
+    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
+        # `Event.__new__` called as the function it is, as `Decision.add` does and for its reason.
+        event = Event.__new__(Event, type_, data, self._versions.get(type_, 1))
+        self.events.append(event)
+        # `|=` rather than `dict.update`, whose call packs its argument into a tuple first.
+        self._fields |= self._evolvers[type_](self.state, data)
+
+
+def listed(move: JSON, moves: list[JSON]) -> bool:
+    """Whether `move` is one of `moves` itself, the same object rather than an equal one.
+
+    A move taken from a state's own `legal_moves` (as bots, search's playouts and the bench take
+    theirs) is legal as it stands and needs no parsing or checking; found by identity, cheaply,
+    since its caller has just filled the caches `legal_moves` answers from. A plain loop, not
+    `any` over a generator, which costs more than the search.
+    """
+    for candidate in moves:  # noqa: SIM110 (the docstring says why)
+        if candidate is move:
+            return True
+    return False
 
 
 class FoldsAfterDeciding:

@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 from itertools import product, takewhile
 from math import exp
 from random import Random
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from domain import multiset
 from domain.chance import Chance
@@ -27,12 +27,16 @@ from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
+    Changes,
     DecidesBySteps,
     Decision,
     Event,
+    Evolvers,
+    FoldingDecision,
     GameInfo,
     Result,
     RuleError,
+    listed,
 )
 from domain.seating import choose_first_seat, next_seat, only
 
@@ -483,88 +487,90 @@ def _parse(move: JSON) -> tuple[str, Mapping[str, JSON]]:
     return kind, move
 
 
-Changes = dict[str, Any]
-"""The fields of a `State` an event changes, with their new values."""
+def _on_reserve_taken(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card, at = data["seat"], CODE[data["card"]], data["at"]
+    hand, reserve = state.hands[seat], list(state.reserves[seat])
+    reserve.remove(card)
+    return {
+        "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
+        "reserves": with_item(state.reserves, seat, tuple(reserve)),
+        "turn": state.waiting[0] if state.waiting else None,
+        "waiting": state.waiting[1:],
+        # Reserves lie face up: everyone saw this card go in, and where.
+        "known": _inserted(state, seat, at, card),
+    }
 
 
-def _changes(state: State, event: Event) -> Changes:
-    """What `event` changes in `state` (`evolve` and `_fold` write it into a state)."""
-    data = event.data
-    # The commonest events first: a match tries its cases in turn.
-    match event.type:
-        case "CardsPlayed":
-            return _played(state, data)
-        case "ReserveTaken":
-            seat, card, at = data["seat"], CODE[data["card"]], data["at"]
-            hand, reserve = state.hands[seat], list(state.reserves[seat])
-            reserve.remove(card)
-            return {
-                "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
-                "reserves": with_item(state.reserves, seat, tuple(reserve)),
-                "turn": state.waiting[0] if state.waiting else None,
-                "waiting": state.waiting[1:],
-                # Reserves lie face up: everyone saw this card go in, and where.
-                "known": _inserted(state, seat, at, card),
-            }
-        case "TrickWon":
-            draws = data["draws"]
-            return {
-                "trick_winner": data["seat"],
-                "draws_left": draws,
-                "turn": data["seat"] if draws else None,
-                "waiting": (),
-            }
-        case "CardDrawn":
-            card = CODE[data["card"]]
-            return {
-                "drawn": card,
-                "draws_left": state.draws_left - 1,
-                "draw_pile": state.draw_pile - 1,
-                "unseen": multiset.without(state.unseen, [card]),
-            }
-        case "CardInserted":
-            seat, at = data["seat"], data["at"]
-            hand = state.hands[seat]
-            card = CODE[data["card"]]
-            return {
-                "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
-                "drawn": None,
-                "turn": seat if state.draws_left else None,
-                # Everyone sees where it goes in; only its holder saw the card.
-                "known": _inserted(state, seat, at, HIDDEN),
-            }
-        case "TrickStarted":
-            played = (card for play in state.trick for card in play.cards)
-            return _led_by(state, data["leader"], _with_cards(state.out, played))
-        case "CardsDealt":
-            seat, cards = data["seat"], _codes(data["cards"])
-            known = tuple(state.known_in(other) for other in range(state.players))
-            return {
-                "hands": with_item(state.hands, seat, cards),
-                "reserves": with_item(state.reserves, seat, _codes(data["reserve"])),
-                "known": with_item(known, seat, (HIDDEN,) * len(cards)),
-            }
-        case "HandStarted":
-            dealt = [card for hand in state.hands for card in hand]
-            dealt += [card for reserve in state.reserves for card in reserve]
-            return {
-                **_led_by(state, data["leader"], NO_CARDS),
-                "unseen": multiset.without(DECK_COUNTS, dealt),
-                "draw_pile": data["draw_pile"],
-                "hand_number": data["hand"],
-            }
-        case "HandLost":
-            seats = data["seats"]
-            chips = list(state.chips)
-            for seat in seats:
-                chips[seat] = max(0, chips[seat] - 1)
-            return {
-                "chips": tuple(chips),
-                "losers": tuple(seat for seat in seats if state.chips[seat] == 0),
-                "turn": None,
-                "waiting": (),
-            }
-    raise ValueError(f"krasskariert has no event {event.type!r}")
+def _on_trick_won(state: State, data: Mapping[str, JSON]) -> Changes:
+    draws = data["draws"]
+    return {
+        "trick_winner": data["seat"],
+        "draws_left": draws,
+        "turn": data["seat"] if draws else None,
+        "waiting": (),
+    }
+
+
+def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    card = CODE[data["card"]]
+    return {
+        "drawn": card,
+        "draws_left": state.draws_left - 1,
+        "draw_pile": state.draw_pile - 1,
+        "unseen": multiset.without(state.unseen, [card]),
+    }
+
+
+def _on_card_inserted(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, at = data["seat"], data["at"]
+    hand = state.hands[seat]
+    card = CODE[data["card"]]
+    return {
+        "hands": with_item(state.hands, seat, (*hand[:at], card, *hand[at:])),
+        "drawn": None,
+        "turn": seat if state.draws_left else None,
+        # Everyone sees where it goes in; only its holder saw the card.
+        "known": _inserted(state, seat, at, HIDDEN),
+    }
+
+
+def _on_trick_started(state: State, data: Mapping[str, JSON]) -> Changes:
+    played = (card for play in state.trick for card in play.cards)
+    return _led_by(state, data["leader"], _with_cards(state.out, played))
+
+
+def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], _codes(data["cards"])
+    known = tuple(state.known_in(other) for other in range(state.players))
+    return {
+        "hands": with_item(state.hands, seat, cards),
+        "reserves": with_item(state.reserves, seat, _codes(data["reserve"])),
+        "known": with_item(known, seat, (HIDDEN,) * len(cards)),
+    }
+
+
+def _on_hand_started(state: State, data: Mapping[str, JSON]) -> Changes:
+    dealt = [card for hand in state.hands for card in hand]
+    dealt += [card for reserve in state.reserves for card in reserve]
+    return {
+        **_led_by(state, data["leader"], NO_CARDS),
+        "unseen": multiset.without(DECK_COUNTS, dealt),
+        "draw_pile": data["draw_pile"],
+        "hand_number": data["hand"],
+    }
+
+
+def _on_hand_lost(state: State, data: Mapping[str, JSON]) -> Changes:
+    seats = data["seats"]
+    chips = list(state.chips)
+    for seat in seats:
+        chips[seat] = max(0, chips[seat] - 1)
+    return {
+        "chips": tuple(chips),
+        "losers": tuple(seat for seat in seats if state.chips[seat] == 0),
+        "turn": None,
+        "waiting": (),
+    }
 
 
 def _led_by(state: State, leader: int, out: tuple[int, ...]) -> Changes:
@@ -579,7 +585,7 @@ def _led_by(state: State, leader: int, out: tuple[int, ...]) -> Changes:
     }
 
 
-def _played(state: State, data: Mapping[str, JSON]) -> Changes:
+def _on_cards_played(state: State, data: Mapping[str, JSON]) -> Changes:
     seat, at = data["seat"], data["at"]
     cards = _codes(data["cards"])
     kind = KINDS[data["kind"]]
@@ -600,15 +606,19 @@ def _played(state: State, data: Mapping[str, JSON]) -> Changes:
     }
 
 
-def _fold(state: State, event: Event) -> State:
-    """`evolve` for the one private copy of the state a move's `Decision` folds all its events
-    into (`step` makes it as the move begins): each event's changes are written into that copy,
-    where `evolve` copies the state, all its fields, once per event (a move has 1.7 events on
-    average). Nobody sees the copy before the move is decided, so no state anyone holds ever
-    changes; the writes go past the frozen dataclass's `__setattr__`, as `frozen.replace` sets a
-    new copy's fields."""
-    vars(state).update(_changes(state, event))
-    return state
+EVOLVERS: Evolvers[State] = {
+    "CardsPlayed": _on_cards_played,
+    "ReserveTaken": _on_reserve_taken,
+    "TrickWon": _on_trick_won,
+    "CardDrawn": _on_card_drawn,
+    "CardInserted": _on_card_inserted,
+    "TrickStarted": _on_trick_started,
+    "CardsDealt": _on_cards_dealt,
+    "HandStarted": _on_hand_started,
+    "HandLost": _on_hand_lost,
+}
+"""What each event changes in a state: `evolve` copies the state with it, and a move's
+`FoldingDecision` writes it into the one copy it makes for the move (1.7 events on average)."""
 
 
 class KrassKariert(DecidesBySteps):
@@ -655,7 +665,11 @@ class KrassKariert(DecidesBySteps):
     # -- evolve ---------------------------------------------------------------------------------
 
     def evolve(self, state: State, event: Event) -> State:
-        return replace(state, **_changes(state, event))
+        try:
+            evolver = EVOLVERS[event.type]
+        except KeyError:
+            raise ValueError(f"krasskariert has no event {event.type!r}") from None
+        return replace(state, **evolver(state, event.data))
 
     # -- who acts and how -----------------------------------------------------------------------
 
@@ -679,17 +693,10 @@ class KrassKariert(DecidesBySteps):
     # -- decide ---------------------------------------------------------------------------------
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
-        # A move taken from this state's own `legal_moves` (as bots, search's playouts and the
-        # bench take theirs) is legal as it stands: found there by identity, cheaply (its caller
-        # has just filled the caches `legal_moves` answers from), it is decided without being
-        # parsed and checked again. Any other move is checked first.
-        for listed in self.legal_moves(state, seat):
-            if listed is move:
-                break
-        else:
+        if not listed(move, self.legal_moves(state, seat)):
             self._check(state, seat, move)
         kind, at = move["type"], move["at"]
-        log = Decision(_fold, replace(state))
+        log = FoldingDecision(EVOLVERS, state)
         if kind == "insert":
             return self._insert(log, seat, at, rng).outcome()
         if kind == "pass":

@@ -16,7 +16,7 @@ below the top existing in the state before it comes up.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from functools import cache, lru_cache
@@ -31,9 +31,12 @@ from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
+    Changes,
     DecidesBySteps,
     Decision,
     Event,
+    Evolvers,
+    FoldingDecision,
     GameInfo,
     Option,
     OptionError,
@@ -322,11 +325,8 @@ def _holder(state: State, card_id: int) -> tuple[int, Card | None]:
 
 
 # Evolvers answer the fields an event changes, not a new state: `evolve` copies the state once
-# with them, and a move's `_Folding` writes them into the one copy it makes for the whole move.
+# with them, and a move's `FoldingDecision` writes them into the one copy it makes for it.
 # These helpers give the fields a step changes, for an evolver to merge into its answer.
-
-Changes = dict[str, object]
-"""The fields an event changes, by name, with their new values."""
 
 
 def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> Changes:
@@ -529,7 +529,7 @@ def _on_game_ended(state: State, data: Mapping[str, JSON]) -> Changes:
     return {"turn": None, "phase": OVER, "foul_scorers": ()}
 
 
-EVOLVERS: dict[str, Callable[[State, Mapping[str, JSON]], Changes]] = {
+EVOLVERS: Evolvers[State] = {
     "CardsDealt": _on_cards_dealt,
     "FirstSeatChosen": _on_first_seat_chosen,
     "CardPlayed": _on_card_played,
@@ -554,29 +554,6 @@ def evolve(state: State, event: Event) -> State:
     except KeyError:
         raise ValueError(f"krumme10 has no event {event.type!r}") from None
     return replace(state, **evolver(state, event.data))
-
-
-class _Folding(Decision[State]):
-    """A move's `Decision` that folds its events into one copy of the state, made as the move
-    begins: each event's changes are written into that copy instead of copying the state (all its
-    fields) once per event. Nobody else sees the copy before `outcome` hands it over, so no state
-    anyone holds ever changes; but `log.state` is that one copy all along, so a `state` read from
-    it before an `add` shows the event's changes after it too."""
-
-    __slots__ = ("_fields",)
-
-    def __init__(self, state: State) -> None:
-        super().__init__(evolve, replace(state), EVENT_VERSIONS)
-        # The copy's fields, written past the frozen dataclass's `__setattr__` as `frozen.replace`
-        # sets a new copy's; kept at hand, as `__dict__` is a slow attribute to look up.
-        self._fields = self.state.__dict__
-
-    def add(self, type_: str, data: Mapping[str, JSON]) -> None:
-        # `Event.__new__` called as the function it is, as `Decision.add` does and for its reason.
-        event = Event.__new__(Event, type_, data, EVENT_VERSIONS.get(type_, 1))
-        self.events.append(event)
-        # `|=` rather than `dict.update`, whose call packs its argument into a tuple first.
-        self._fields |= EVOLVERS[type_](self.state, data)
 
 
 # --- decide --------------------------------------------------------------------------------------
@@ -995,7 +972,7 @@ class Krumme10(DecidesBySteps):
         rng.shuffle(deck)
         # Folded as they are decided, into one copy of the state, as a move's events are: the
         # top card turned up last needs the state the deal leaves.
-        log = _Folding(self.initial_state(players, options))
+        log = FoldingDecision(EVOLVERS, self.initial_state(players, options), EVENT_VERSIONS)
         for seat in range(players):
             dealt = range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)
             cards = [card_json(index, *_oriented(deck[index], rng)) for index in dealt]
@@ -1049,7 +1026,7 @@ class Krumme10(DecidesBySteps):
         kind, card, flag, flips = parse_move(move) if shared is None else shared[1]
         if seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
-        log = _Folding(state)
+        log = FoldingDecision(EVOLVERS, state, EVENT_VERSIONS)
         match kind:
             case "play":
                 _play(log, seat, card, flag)

@@ -37,6 +37,7 @@ from domain.rules import (
     OptionError,
     Result,
     RuleError,
+    listed,
     remembers_last_answer,
 )
 from domain.seating import winners_by
@@ -1108,13 +1109,7 @@ class Wobble(DecidesBySteps):
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         legal = self.legal_moves(state, seat)
-        # A move taken from this state's own `legal_moves` (as bots and search's playouts take
-        # theirs) needs no checking; a plain loop finds it more cheaply than `any` over a
-        # generator. Any other move is checked.
-        for listed in legal:
-            if listed is move:
-                break
-        else:
+        if not listed(move, legal):
             move = self._checked(state, seat, move, legal)
         events = Decision(self.evolve, state)
         kind = move["type"]
