@@ -919,6 +919,29 @@ def test_two_seats_away_at_once_both_come_back() -> None:
     assert after.turn == 1
 
 
+def test_a_not_me_player_with_turns_of_its_own_to_lose_is_passed_over_too() -> None:
+    """The turn comes to the Not Me player after the victims', but it still owes a Skip turn of
+    its own: it loses that one, and play goes on to the next seat."""
+    state = attacked(
+        ["green:1", "green:2"],
+        [FILLER] * 2,
+        [FILLER] * 2,
+        ["brown:not_me", "green:3", "green:4"],
+        symbol="afk",
+        amount=1,
+        owner=0,
+        target=1,
+        top="green:afk",
+    )
+    state = replace(state, lost=(0, 0, 0, 1))
+    after, _ = act(state, 3, {"type": "jerk", "card": "brown:not_me"})
+    assert after.turn == 0, "seat 3 loses its own Skip turn, so play goes on past it"
+    assert after.lost == (0, 0, 0, 0)
+    assert turns_away(after) == [0, 0, 0, 0], "seat 0's turn brings seats 1 and 2 back"
+    after, _ = act(after, 0, play("green:1"))
+    assert after.turn == 1
+
+
 def test_a_pair_of_afks_waits_for_two_turns_of_each_other_seat() -> None:
     state = position(
         ["green:afk", "green:afk", "green:1", "green:2"],
