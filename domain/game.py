@@ -55,7 +55,24 @@ class Game:
     Jerks), whoever holds the cards to. Public, like `to_act`: the service holds bots back for
     the reaction time while it is, so their pace shows nothing of anyone's hand. None: the game
     has no moves out of turn."""
+    former_rules: tuple[Rules[Any], ...] = ()
+    """The game's rules at earlier rules versions (each its own `info.rules_version`) that this
+    code still decides exactly as they were decided: a table created under one plays on under
+    it after a release raises the version, and its log still verifies. A version neither here
+    nor current is refused by name."""
 
     @property
     def id(self) -> str:
         return self.rules.info.id
+
+    def rules_at(self, rules_version: int) -> Rules[Any] | None:
+        """The rules at `rules_version`, current or former; None if this code does not decide
+        that version."""
+        for rules in (self.rules, *self.former_rules):
+            if rules.info.rules_version == rules_version:
+                return rules
+        return None
+
+    def rules_versions(self) -> list[int]:
+        """Every rules version this code decides, oldest first."""
+        return sorted(rules.info.rules_version for rules in (self.rules, *self.former_rules))

@@ -321,18 +321,34 @@ class Tables:
         self.registry = registry
 
     def rules(self, table: Table) -> AnyRules:
-        return self.registry[table.game]
+        """The rules `table` is played under: its game's at the table's rules version."""
+        return self._rules_at(table.game, table.rules_version)
+
+    def _rules_at(self, game: str, rules_version: int) -> AnyRules:
+        """`game`'s rules at `rules_version`, or its current rules if this code no longer decides
+        that version: a table's log is still read with them (nothing is decided under them, as
+        `check_versions` refuses it)."""
+        current = self.registry[game]
+        if current.info.rules_version == rules_version:
+            return current
+        return self.registry.game(game).rules_at(rules_version) or current
 
     def check_versions(self, game: str, chance: str, rules_version: int) -> None:
         """Raise `UnsupportedVersion` unless this code decides `game` with generator `chance` under
         `rules_version` exactly as when the table was created."""
         if chance not in GENERATORS:
             raise UnsupportedVersion(str(UnknownChance(chance)))
-        current = self.registry[game].info.rules_version
-        if rules_version != current:
+        declared = self.registry.game(game)
+        if declared.rules_at(rules_version) is None:
+            *older, newest = declared.rules_versions()
+            decided = (
+                f"versions {', '.join(map(str, older))} and {newest}"
+                if older
+                else (f"version {newest}")
+            )
             raise UnsupportedVersion(
                 f"{game} was created under rules version {rules_version}; "
-                f"this code decides version {current} only"
+                f"this code decides {decided} only"
             )
 
     # -- decide ---------------------------------------------------------------------------------
@@ -481,7 +497,7 @@ class Tables:
             if event.type != GAME_CREATED:
                 raise ValueError(f"a table's first event is {GAME_CREATED}, not {event.type}")
             data = event.data
-            rules = self.registry[data["game"]]
+            rules = self._rules_at(data["game"], data["rules_version"])
             return Table(
                 id=data["table"],
                 game=data["game"],

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import groupby
 from typing import Any
 
@@ -20,6 +20,7 @@ from domain.table import (
     GAME_CREATED,
     GAME_FINISHED,
     UPCASTS,
+    CreateGame,
     Table,
     TableError,
     Tables,
@@ -164,6 +165,10 @@ def _replay(
         recorded = [upcast(r).public_event for r in batch]
         try:
             command = command_from_json(batch[0].meta["command"])
+            if isinstance(command, CreateGame) and command.rules_version is None:
+                # Created under the game's rules version of its day, which GameCreated records:
+                # a later release may decide that version still, beside a newer one.
+                command = replace(command, rules_version=recorded[0].data["rules_version"])
             decided = tables.decide(table, command, seed)
         except (KeyError, TypeError, TableError, RuleError, OptionError, UnknownChance) as error:
             detail = f"event {batch[0].seq}: its command cannot be decided again: {error}"

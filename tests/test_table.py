@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from itertools import groupby
 from random import Random
@@ -12,7 +13,8 @@ import pytest
 
 from bootstrap import build
 from domain.dice import commitment, rng_at
-from domain.registry import UnknownGame, default_registry
+from domain.game import Game
+from domain.registry import GameRegistry, UnknownGame, default_registry
 from domain.rules import OptionError
 from domain.table import (
     CreateGame,
@@ -25,6 +27,7 @@ from domain.table import (
     Table,
     Tables,
     TakeSeat,
+    UnsupportedVersion,
     command_from_json,
     command_to_json,
 )
@@ -101,6 +104,23 @@ def test_moves_need_a_running_game_and_the_turn() -> None:
     with pytest.raises(NotYourTurn):
         TABLES.decide(table, MakeMove(0, TABLES.legal_moves(table, 1)[0]), SEED)
     assert TABLES.legal_moves(table, 0) == []
+
+
+def test_a_running_table_plays_on_under_its_rules_version_after_a_release_raises_it() -> None:
+    """A release that raises pig10's rules version to 2 and keeps version 1 decides a table
+    created under version 1 as before; one that drops version 1 refuses it by name."""
+    table = seated(opened(2, first_seat=1), "a", "b")
+    move = MakeMove(1, TABLES.legal_moves(table, 1)[0])
+    pig10 = TABLES.registry["pig10"]
+    raised = copy.copy(pig10)
+    raised.info = replace(pig10.info, rules_version=2)
+    kept = Tables(GameRegistry([Game(raised, former_rules=(pig10,))]))
+    assert (kept.rules(table), TABLES.rules(table)) == (pig10, pig10)
+    assert kept.decide(table, move, SEED) == TABLES.decide(table, move, SEED)
+    with pytest.raises(UnsupportedVersion, match="created under rules version 1; this code dec"):
+        Tables(GameRegistry([Game(raised)])).decide(table, move, SEED)
+    new = CreateGame("t2", "pig10", 2, {}, commitment(SEED))
+    assert kept.decide(None, new, SEED)[0].data["rules_version"] == 2
 
 
 def test_the_deal_uses_the_seed_the_entropy_and_the_position() -> None:
