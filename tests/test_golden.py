@@ -34,11 +34,12 @@ GAMES = REGISTRY.ids()
 CURRENT = ["wobble-rules3", "krumme10-rules2"]
 """Games of the games whose rules version was raised, played under their current rules (the
 first golden log of each, at rules version 1, must now be refused by name)."""
-SUPERSEDED = ["wobble-rules2"]
-"""Games played under a rules version that was raised again since: refused by name too."""
+FORMER = ["wobble-rules2"]
+"""Games played under a rules version raised since, which the game still decides (its
+`former_rules`): they replay under the version they were played under."""
 SEALED = ["pig10-envelope3"]
 """Games whose seats' token hashes were sealed in envelope 3: committed to, not exported."""
-BUNDLES = [*GAMES, "legacy-pig10", *CURRENT, *SUPERSEDED, *SEALED]
+BUNDLES = [*GAMES, "legacy-pig10", *CURRENT, *FORMER, *SEALED]
 FORGER = Signer.generate()
 
 

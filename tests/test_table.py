@@ -123,6 +123,18 @@ def test_a_running_table_plays_on_under_its_rules_version_after_a_release_raises
     assert kept.decide(None, new, SEED)[0].data["rules_version"] == 2
 
 
+def test_wobble_decides_its_rules_versions_2_and_3_and_refuses_1_by_name() -> None:
+    def create(version: int) -> CreateGame:
+        return CreateGame("t", "wobble", 2, {}, commitment(SEED), rules_version=version)
+
+    for version in (2, 3):
+        table = TABLES.fold(TABLES.decide(None, create(version), SEED))
+        assert table is not None
+        assert TABLES.rules(table).info.rules_version == version
+    with pytest.raises(UnsupportedVersion, match="this code decides versions 2 and 3 only"):
+        TABLES.decide(None, create(1), SEED)
+
+
 def test_the_deal_uses_the_seed_the_entropy_and_the_position() -> None:
     table = opened(2)
     plain = TABLES.decide(seated(table, "a"), TakeSeat(None, "b", "hash of b"), SEED)

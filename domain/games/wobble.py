@@ -338,7 +338,8 @@ class State:
     """Turns each seat will lose (Skip)."""
     away: tuple[tuple[int, ...], ...] = ()
     """Per seat sitting out (AFK): how many more turns of each seat, by seat, it waits for;
-    `()` for a seat that plays, so that `state.away[seat]` is true only while it sits out."""
+    `()` for a seat that plays, so that `state.away[seat]` is true only while it sits out.
+    Under rules version 2, one count for a seat sitting out: the turns of any seats it waits for."""
 
     @property
     def draw_size(self) -> int:
@@ -431,6 +432,50 @@ def _had_a_turn(away: tuple[tuple[int, ...], ...], seat: int) -> tuple[tuple[int
             fewer = with_item(waits, seat, waits[seat] - 1)
             changed[other] = fewer if any(fewer) else ()
     return tuple(changed)
+
+
+Away = tuple[tuple[int, ...], ...]
+
+
+def _reached(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
+    """The seat the turn reaches going to `seat`: `seat`, or on to the first seat that neither
+    loses it nor is away; and the turns lost and sat out after that.
+
+    Each seat the turn order reaches has had a turn, for the seats sitting out: the one given
+    the turn, and each one passed over, as it loses its turn or sits out itself (two seats
+    sitting out would otherwise wait for each other for ever)."""
+    lost, away = list(state.lost), state.away
+    if all(away):  # everyone is away: nobody could move, so they all come back
+        away = ((),) * state.players
+    while True:
+        away = _had_a_turn(away, seat)
+        if lost[seat]:
+            lost[seat] -= 1
+        elif not away[seat]:
+            break
+        seat = _next(state, seat)
+    return seat, tuple(lost), away
+
+
+def _reached_counting_any_turns(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
+    """`_reached` under rules version 2, where a seat sitting out holds one count, `(turns,)`:
+    the turns of any seats it still sits out. Seats passed over do not count; the seat the turn
+    reaches counts one down for everyone else sitting out; if every seat is away, all return."""
+    lost = list(state.lost)
+    away = [waits[0] if waits else 0 for waits in state.away]
+    passed_away = 0
+    while True:
+        if lost[seat]:
+            lost[seat] -= 1
+        elif away[seat] and passed_away < state.players:
+            passed_away += 1
+        else:
+            break
+        seat = _next(state, seat)
+    if passed_away >= state.players:
+        away = [0] * state.players
+    away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
+    return seat, tuple(lost), tuple((turns,) if turns else () for turns in away)
 
 
 def _seats_from(state: State, first: int) -> list[int]:
@@ -574,9 +619,15 @@ FIELD_CHECKS: dict[str, Callable[[str, JSON], None]] = {
 
 
 class Wobble(DecidesBySteps):
-    """Wobble behind the rules contract."""
+    """Wobble behind the rules contract, at its current rules version or at version 2."""
 
-    info = INFO
+    def __init__(self, rules_version: int = INFO.rules_version) -> None:
+        if rules_version not in (2, INFO.rules_version):
+            raise ValueError(f"wobble decides rules versions 2 and {INFO.rules_version} only")
+        self.info = replace(INFO, rules_version=rules_version)
+        # Rules version 2: an AFK seat sat out `amount` turns of any seats per other seat, a
+        # toss-in counting as nobody's turn; since version 3 it waits for each other seat's own.
+        self._afk_counts_any_turns = rules_version == 2
 
     # -- setup and folding ----------------------------------------------------------------------
 
@@ -722,7 +773,7 @@ class Wobble(DecidesBySteps):
 
     def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
         seat, cards = data["seat"], data["cards"]
-        if data["how"] == "toss" and any(state.away):
+        if data["how"] == "toss" and any(state.away) and not self._afk_counts_any_turns:
             # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
             # as after its turn, so a seat sitting out counts it as the tosser's turn.
             state = replace(state, away=_had_a_turn(state.away, seat))
@@ -793,35 +844,15 @@ class Wobble(DecidesBySteps):
             return replace(state, phase=DRAWN, drawn=card)
         return self._give_turn(state, _next(state, seat))
 
-    @staticmethod
-    def _give_turn(state: State, seat: int) -> State:
-        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away.
-
-        Each seat the turn order reaches has had a turn, for the seats sitting out: the one
-        given the turn, and each one passed over, as it loses its turn or sits out itself (two
-        seats sitting out would otherwise wait for each other for ever)."""
+    def _give_turn(self, state: State, seat: int) -> State:
+        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
         if not state.lost[seat] and not any(state.away):
             # The usual case: `seat` simply moves, and no turn lost or sat out changes.
             return replace(state, phase=TURN, turn=seat, drawn=None, attack=None, steps=())
-        lost, away = list(state.lost), state.away
-        if all(away):  # everyone is away: nobody could move, so they all come back
-            away = ((),) * state.players
-        while True:
-            away = _had_a_turn(away, seat)
-            if lost[seat]:
-                lost[seat] -= 1
-            elif not away[seat]:
-                break
-            seat = _next(state, seat)
+        reach = _reached_counting_any_turns if self._afk_counts_any_turns else _reached
+        seat, lost, away = reach(state, seat)
         return replace(
-            state,
-            phase=TURN,
-            turn=seat,
-            drawn=None,
-            attack=None,
-            steps=(),
-            lost=tuple(lost),
-            away=away,
+            state, phase=TURN, turn=seat, drawn=None, attack=None, steps=(), lost=lost, away=away
         )
 
     def _defended(self, state: State, seat: int, card: str, target: int) -> State:
@@ -878,6 +909,8 @@ class Wobble(DecidesBySteps):
         for victim in victims:
             if symbol == MINUS20:
                 scores[victim] += amount
+            elif symbol == AFK and self._afk_counts_any_turns:
+                away[victim] = ((away[victim] or (0,))[0] + amount * (state.players - 1),)
             elif symbol == AFK:
                 # wobble.md: it sits out until every other seat has had `amount` turns.
                 waits = away[victim] or (0,) * state.players
@@ -1417,7 +1450,9 @@ class Wobble(DecidesBySteps):
             "named": list(state.named),
             "lost_turns": list(state.lost),
             "away": [sum(waits) for waits in state.away],
-            "waiting_for": [list(waits) for waits in state.away],
+            "waiting_for": [
+                [] if self._afk_counts_any_turns else list(waits) for waits in state.away
+            ],
             "scores": list(state.scores),
         }
         if seat is not None:
@@ -1556,7 +1591,11 @@ class Wobble(DecidesBySteps):
             toss_by=None if toss is None else toss["by"],
             named=tuple(view["named"]),
             lost=tuple(view["lost_turns"]),
-            away=tuple(map(tuple, view["waiting_for"])),
+            away=(
+                tuple((turns,) if turns else () for turns in view["away"])
+                if self._afk_counts_any_turns
+                else tuple(map(tuple, view["waiting_for"]))
+            ),
         )
 
     def evaluate(self, state: State) -> tuple[float, ...]:

@@ -25,6 +25,7 @@ from domain.games.wobble import (
     RULES,
     SWAP,
     UNLUCKY,
+    Wobble,
     deck_counts,
     points,
 )
@@ -285,4 +286,10 @@ RULES_OF_THUMB: Sequence[Rule] = (
 """In order: an earlier rule narrows the moves before a later one looks."""
 
 
-GAME = Game(RULES, heuristic=choose, races=RULES.race_open)
+GAME = Game(
+    RULES,
+    heuristic=choose,
+    races=RULES.race_open,
+    # Tables created before rules version 3 play on under version 2, and their logs verify.
+    former_rules=(Wobble(rules_version=2),),
+)

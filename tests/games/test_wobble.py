@@ -36,6 +36,7 @@ from domain.games.wobble import (
     Attack,
     State,
     Step,
+    Wobble,
     choices,
     deck_counts,
     matches,
@@ -130,7 +131,11 @@ def attacked(
 
 
 def fold(state: State, events: Iterable[Event]) -> State:
-    return reduce(RULES.evolve, events, state)
+    return fold_with(RULES, state, events)
+
+
+def fold_with(rules: Wobble, state: State, events: Iterable[Event]) -> State:
+    return reduce(rules.evolve, events, state)
 
 
 def act(
@@ -865,10 +870,9 @@ def test_afk_sits_out_until_every_other_player_has_had_a_turn() -> None:
     assert after.turn == 1
 
 
-def test_an_afk_seat_waits_for_each_other_seat_however_many_turns_one_seat_takes() -> None:
-    """Seat 2 is given the turn three times in a row (twice as the target of a +3 or +5 it
-    accepts), which must not bring seat 1 back before seats 0 and 3 have had a turn."""
-    state = attacked(
+def afk_before_three_turns_of_one_seat() -> State:
+    """Seat 0's AFK at seat 1, to accept; seat 2 then takes a +3 and a +5 back from seat 3."""
+    return attacked(
         ["green:1", "green:2"],
         [FILLER] * 2,
         ["green:+3", "green:+5", "green:reverse", "green:4"],
@@ -879,6 +883,12 @@ def test_an_afk_seat_waits_for_each_other_seat_however_many_turns_one_seat_takes
         target=1,
         top="green:afk",
     )
+
+
+def test_an_afk_seat_waits_for_each_other_seat_however_many_turns_one_seat_takes() -> None:
+    """Seat 2 is given the turn three times in a row (twice as the target of a +3 or +5 it
+    accepts), which must not bring seat 1 back before seats 0 and 3 have had a turn."""
+    state = afk_before_three_turns_of_one_seat()
     after, _ = act(state, 1, {"type": "accept"})
     assert (after.turn, turns_away(after)) == (2, [0, 2, 0, 0])
     for card in ("green:+3", "green:+5"):
@@ -894,6 +904,30 @@ def test_an_afk_seat_waits_for_each_other_seat_however_many_turns_one_seat_takes
     after, _ = act(after, 3, play("green:6"))
     after, _ = act(after, 2, play("green:4"))
     assert after.turn == 1
+
+
+def test_rules_version_2_counts_turns_of_any_seats_for_an_afk_seat() -> None:
+    """Tables created under rules version 2 play on under it: there, an AFK seat sat out
+    `amount` turns of any seats per other seat, so seat 2 given the turn three times in a row
+    brings seat 1 back before seats 0 and 3 have moved (the position of the test above)."""
+    version_2 = Wobble(rules_version=2)
+
+    def act_2(state: State, seat: int, move: dict[str, Any]) -> State:
+        assert move in version_2.legal_moves(state, seat)
+        return fold_with(version_2, state, version_2.decide(state, seat, move, Random(SEED)))
+
+    state = afk_before_three_turns_of_one_seat()
+    after = act_2(state, 1, {"type": "accept"})
+    assert (after.turn, version_2.view(after, None)["away"]) == (2, [0, 2, 0, 0])
+    for card, away in (("green:+3", 1), ("green:+5", 0)):
+        after = act_2(after, 2, play(card))
+        after = act_2(after, 3, {"type": "defend", "card": "grey:you", "target": 2})
+        after = act_2(after, 2, {"type": "accept"})
+        assert (after.turn, version_2.view(after, None)["away"]) == (2, [0, away, 0, 0])
+    after = act_2(after, 2, play("green:reverse"))
+    assert after.turn == 1, "seat 1 is back already: play goes to it the other way"
+    assert version_2.view(after, None)["waiting_for"] == [[], [], [], []]
+    assert (version_2.info.rules_version, RULES.info.rules_version) == (2, 3)
 
 
 def test_two_seats_away_at_once_both_come_back() -> None:
