@@ -495,14 +495,18 @@ def _on_foul_passed(state: State, data: Mapping[str, JSON]) -> Changes:
 
 def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
     seat, drawn, top = data["seat"], data["card"], state.draw_top
-    # The card drawn is the top card turned up before, already built: not read from JSON again
-    # (but in a game begun before the top card was shown).
-    card = top if top is not None and top.id == drawn["id"] else _card_from_json(drawn)
+    if top is not None and top.id == drawn["id"]:
+        # The card drawn is the top card turned up before: already built, and counted in
+        # `next_id` as it was turned up.
+        card, next_id = top, state.next_id
+    else:  # a game begun before the top card was shown
+        card = _card_from_json(drawn)
+        next_id = max(state.next_id, card.id + 1)
     kind, pile = KIND_OF[card.face, card.back], state.draw_pile
     return {
         "hands": with_item(state.hands, seat, (*state.hands[seat], card)),
         "draw_pile": with_item(pile, kind, pile[kind] - 1),
-        "next_id": max(state.next_id, card.id + 1),
+        "next_id": next_id,
         "draw_top": None,
     }
 
