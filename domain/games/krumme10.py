@@ -913,17 +913,21 @@ def _foul(log: Decision[State]) -> None:
     )
 
 
-def _end_turn(log: Decision[State], rng: Chance) -> None:
+def _end_turn(log: FoldingDecision[State], rng: Chance) -> None:
     """Everyone draws back to three, the mover last; then the next seat that can play moves."""
+    # The one copy the move's events are folded into: it shows each draw as it is made.
     state = log.state
     mover = state.turn
     assert mover is not None
     order = drawing_order(mover, len(state.hands), state.direction)
     for seat in order:
-        while len(log.state.hands[seat]) < HAND_SIZE and sum(log.state.draw_pile) > 0:
+        # A top card turned up is counted in the draw pile: no need to sum the pile then.
+        while len(state.hands[seat]) < HAND_SIZE and (
+            state.draw_top is not None or sum(state.draw_pile) > 0
+        ):
             if not _draw(log, seat, rng):
                 return
-    hands = log.state.hands
+    hands = state.hands
     for seat in order:
         if hands[seat]:
             log.add("TurnPassed", {"seat": seat})
@@ -940,7 +944,7 @@ def seat_to_act(state: State) -> int | None:
     return None
 
 
-def _advance(log: Decision[State], rng: Chance) -> None:
+def _advance(log: FoldingDecision[State], rng: Chance) -> None:
     """The events that follow by rule alone, until a seat must choose or the game is over."""
     while True:
         if log.state.phase == FOULED:
