@@ -61,6 +61,11 @@ KINDS: tuple[tuple[int, int], ...] = (
 )
 """The two faces of each kind of card; a 3/4 or 4/5 card's 4 is blue or pink."""
 KIND_OF = {faces: kind for kind, (a, b) in enumerate(KINDS) for faces in ((a, b), (b, a))}
+WAYS_UP: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = tuple(
+    ((b, a), (a, b)) for a, b in KINDS
+)
+"""Each kind's (up, down) faces either way up, by `rng.randrange(2)`: a card is dealt or turned
+up as `WAYS_UP[kind][rng.randrange(2)]`, with even chance (a table, not a call, for each card)."""
 CARDS_PER_PAIR = 9
 HAND_SIZE = 3
 TARGET = 10
@@ -336,12 +341,6 @@ def _scoring(state: State, seat: int, cards: tuple[Card, ...], points: int) -> C
         "scores": with_item(scores, seat, scores[seat] + points),
         "won": with_item(state.won, seat, state.won[seat] + cards),
     }
-
-
-def _oriented(kind: int, rng: Chance) -> tuple[int, int]:
-    """The kind's (up, down) faces, either way up with even chance."""
-    first, second = KINDS[kind]
-    return (first, second) if rng.randrange(2) else (second, first)
 
 
 def landing(total: int, target: int, face: int) -> tuple[int, int]:
@@ -868,7 +867,7 @@ def _show_top(log: Decision[State], rng: Chance) -> bool:
     state = log.state
     if not sum(state.draw_pile):
         return False
-    face, back = _oriented(multiset.draw(state.draw_pile, rng), rng)
+    face, back = WAYS_UP[multiset.draw(state.draw_pile, rng)][rng.randrange(2)]
     log.add("TopCardShown", {"card": card_json(state.next_id, face, back)})
     return True
 
@@ -983,7 +982,7 @@ class Krumme10(DecidesBySteps):
         log = FoldingDecision(EVOLVERS, self.initial_state(players, options), EVENT_VERSIONS)
         for seat in range(players):
             dealt = range(seat * HAND_SIZE, (seat + 1) * HAND_SIZE)
-            cards = [card_json(index, *_oriented(deck[index], rng)) for index in dealt]
+            cards = [card_json(index, *WAYS_UP[deck[index]][rng.randrange(2)]) for index in dealt]
             log.add("CardsDealt", {"seat": seat, "cards": cards})
         log.add("FirstSeatChosen", {"seat": choose_first_seat(players, options, rng)})
         _show_top(log, rng)
