@@ -971,6 +971,10 @@ def _advance(log: FoldingDecision[State], rng: Chance) -> None:
 
 # --- the game ------------------------------------------------------------------------------------
 
+ACTING = tuple(only(seat) for seat in range(INFO.max_players))
+"""`to_act`'s answer for each seat: read by index, cheaper than a call to `only`'s cache, and
+asked before every move."""
+
 
 class Krumme10(DecidesBySteps):
     """Krumme10 behind the rules contract."""
@@ -1008,7 +1012,7 @@ class Krumme10(DecidesBySteps):
 
     def to_act(self, state: State) -> frozenset[int]:
         seat = seat_to_act(state)
-        return frozenset() if seat is None else only(seat)
+        return frozenset() if seat is None else ACTING[seat]
 
     may_act = to_act  # nobody acts out of turn
 
