@@ -226,9 +226,8 @@ class State:
 
     @property
     def draw_pile_size(self) -> int:
-        """Cards left to draw. Deciding asks `any(state.draw_pile)` itself whether there are any:
-        a property's getter is a call into the interpreter, each card played asks a few times, and
-        `any` stops at the first kind left where `sum` adds up every kind."""
+        """Cards left to draw. Deciding sums `state.draw_pile` itself: a property's getter is a
+        call into the interpreter, and each card played asks a few times."""
         return sum(self.draw_pile)
 
     @property
@@ -872,7 +871,7 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
             "points": VALUE[face],
         },
     )
-    if any(log.state.draw_pile):
+    if sum(log.state.draw_pile):
         _draw(log, seat, rng)
 
 
@@ -880,7 +879,7 @@ def _show_top(log: Decision[State], rng: Chance) -> bool:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now.
     False if the draw pile is empty."""
     state = log.state
-    if not any(state.draw_pile):
+    if not sum(state.draw_pile):
         return False
     face, back = WAYS_UP[multiset.draw(state.draw_pile, rng)][rng.randrange(2)]
     log.add("TopCardShown", {"card": card_json(state.next_id, face, back)})
@@ -937,7 +936,7 @@ def _end_turn(log: FoldingDecision[State], rng: Chance) -> None:
     for seat in order:
         # A top card turned up is counted in the draw pile: no need to sum the pile then.
         while len(state.hands[seat]) < HAND_SIZE and (
-            state.draw_top is not None or any(state.draw_pile)
+            state.draw_top is not None or sum(state.draw_pile) > 0
         ):
             if not _draw(log, seat, rng):
                 return
