@@ -636,8 +636,12 @@ def either_way(move_type: str, card_id: int) -> tuple[JSON, JSON]:
 
 # Moves built once and shared by every `legal_moves` answer that lists them (the rules contract
 # lets it; callers never change them): most answers are a hand's cards played either way up. A
-# card's are cached by its id alone: a cache keyed by one int looks it up as it is, where two
-# arguments would first be packed into a tuple and hashed, for each card in hand at each turn.
+# card's are built at import for every id a card can have, in tables read by the id: for each
+# card in hand at each turn, reading a table costs a third of calling a cache.
+
+CARD_IDS = range(2 * sum(deck_counts(0)))
+"""Every id a card can get: the deck's 54 cards each get one as they are dealt or turned up, and
+a "too_short" game's one reshuffle turns up at most as many again."""
 
 SHARED_MOVES: dict[int, tuple[JSON, ParsedMove]] = {}
 """Each shared move with its parse, by the move's `id`. A step on one of them (every step a bot or
@@ -646,30 +650,19 @@ move's shape again: a third of a play's cost to decide. The entry keeps the move
 other object can have its id, and callers never change a shared move, so its parse holds."""
 
 
-def _share(*moves: JSON) -> None:
+def _shared(moves: tuple[JSON, ...]) -> tuple[JSON, ...]:
+    """`moves`, each entered in `SHARED_MOVES`."""
     for move in moves:
         SHARED_MOVES[id(move)] = (move, parse_move(move))
-
-
-@cache
-def play_moves(card_id: int) -> tuple[JSON, JSON]:
-    moves = either_way("play", card_id)
-    _share(*moves)
     return moves
 
 
-@cache
-def foul_score_moves(card_id: int) -> tuple[JSON, JSON]:
-    moves = either_way("foul_score", card_id)
-    _share(*moves)
-    return moves
-
-
-@cache
-def steal_move(card_id: int) -> JSON:
-    move = {"type": "steal", "card": card_id}
-    _share(move)
-    return move
+PLAY_MOVES = tuple(_shared(either_way("play", card_id)) for card_id in CARD_IDS)
+"""`PLAY_MOVES[card_id]`: the card played normally or flipped."""
+FOUL_SCORE_MOVES = tuple(_shared(either_way("foul_score", card_id)) for card_id in CARD_IDS)
+"""`FOUL_SCORE_MOVES[card_id]`: the card scored as foul points, normally or flipped."""
+STEAL_MOVES = _shared(tuple({"type": "steal", "card": card_id} for card_id in CARD_IDS))
+"""`STEAL_MOVES[card_id]`: stealing the card."""
 
 
 PASS_MOVE: JSON = {"type": "pass"}
@@ -679,7 +672,7 @@ DIRECTION_MOVES: tuple[JSON, JSON] = (
     {"type": "direction", "reverse": False},
     {"type": "direction", "reverse": True},
 )
-_share(PASS_MOVE, *DIRECTION_MOVES)
+_shared((PASS_MOVE, *DIRECTION_MOVES))
 
 
 def _subsets(ids: list[int]) -> list[list[int]]:
@@ -1022,7 +1015,7 @@ class Krumme10(DecidesBySteps):
                 return []
             moves: list[JSON] = []
             for card in foul_cards(state, seat):
-                moves += foul_score_moves(card.id)
+                moves += FOUL_SCORE_MOVES[card.id]
             moves.append(PASS_MOVE)
             return moves
         if seat != state.turn:
@@ -1030,7 +1023,7 @@ class Krumme10(DecidesBySteps):
         if phase == PLAY:
             moves = []
             for card in state.hands[seat]:
-                moves += play_moves(card.id)
+                moves += PLAY_MOVES[card.id]
             return moves
         if phase == DIRECTION:
             return list(DIRECTION_MOVES)
@@ -1043,7 +1036,7 @@ class Krumme10(DecidesBySteps):
             others = [
                 card.id for other, hand in enumerate(state.hands) if other != seat for card in hand
             ]
-            moves += map(steal_move, sorted(others))
+            moves += (STEAL_MOVES[card_id] for card_id in sorted(others))
         return moves
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
