@@ -33,7 +33,6 @@ from domain.rules import (
     JSON,
     Changes,
     DecidesBySteps,
-    Decision,
     Event,
     Evolvers,
     FoldingDecision,
@@ -729,7 +728,7 @@ def step_error(state: State) -> RuleError:
     return RuleError("play-one-card", "play exactly one of your cards, normally or flipped")
 
 
-def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
+def _play(log: FoldingDecision[State], seat: int, card_id: int, flip: bool) -> None:
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
@@ -752,7 +751,7 @@ def _play(log: Decision[State], seat: int, card_id: int, flip: bool) -> None:
     )
 
 
-def _steal(log: Decision[State], seat: int, card_id: int) -> None:
+def _steal(log: FoldingDecision[State], seat: int, card_id: int) -> None:
     state = log.state
     if state.phase != CHOICE or state.display[-1].card.face != 1:
         raise RuleError("steal-with-a-1", "only a 1 that just landed lets you steal")
@@ -789,7 +788,9 @@ def _scored_face(card: Card, flip: bool) -> dict[str, JSON]:
     return {"card": card.id, "flip": flip, "face": VALUE[face], "pink": face == PINK_FOUR}
 
 
-def _score(log: Decision[State], seat: int, flip: bool, jackpot_flips: frozenset[int]) -> None:
+def _score(
+    log: FoldingDecision[State], seat: int, flip: bool, jackpot_flips: frozenset[int]
+) -> None:
     state = log.state
     if state.phase != CHOICE or state.total != state.target:
         raise RuleError(
@@ -816,7 +817,7 @@ def _score(log: Decision[State], seat: int, flip: bool, jackpot_flips: frozenset
     )
 
 
-def _pass(log: Decision[State], seat: int) -> None:
+def _pass(log: FoldingDecision[State], seat: int) -> None:
     state = log.state
     if state.phase == FOUL:
         log.add("FoulPassed", {"seat": seat})
@@ -826,7 +827,7 @@ def _pass(log: Decision[State], seat: int) -> None:
         raise step_error(state)
 
 
-def _direction(log: Decision[State], seat: int, reverse: bool) -> None:
+def _direction(log: FoldingDecision[State], seat: int, reverse: bool) -> None:
     state = log.state
     if state.phase != DIRECTION:
         raise RuleError("pink-4-direction", "only a pink 4 that just landed lets you reverse")
@@ -851,7 +852,9 @@ def foul_cards(state: State, seat: int) -> tuple[Card, ...]:
     return tuple(lowest)
 
 
-def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: Chance) -> None:
+def _foul_score(
+    log: FoldingDecision[State], seat: int, card_id: int, flip: bool, rng: Chance
+) -> None:
     state = log.state
     if state.phase != FOUL:
         raise step_error(state)
@@ -878,7 +881,7 @@ def _foul_score(log: Decision[State], seat: int, card_id: int, flip: bool, rng: 
         _draw(log, seat, rng)
 
 
-def _show_top(log: Decision[State], rng: Chance) -> bool:
+def _show_top(log: FoldingDecision[State], rng: Chance) -> bool:
     """Turn up the draw pile's new top card, if it has one: its up face is public from now.
     False if the draw pile is empty."""
     state = log.state
@@ -889,16 +892,16 @@ def _show_top(log: Decision[State], rng: Chance) -> bool:
     return True
 
 
-def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
+def _draw(log: FoldingDecision[State], seat: int, rng: Chance) -> bool:
     """`seat` draws the top card; False if that ended the game (the draw pile ran out for good)."""
-    if log.state.draw_top is None:  # a game begun before the top card was shown
+    state = log.state  # the one copy the move's events are folded into
+    if state.draw_top is None:  # a game begun before the top card was shown
         _show_top(log, rng)
-    top = log.state.draw_top
+    top = state.draw_top
     assert top is not None
     log.add("CardDrawn", {"seat": seat, "card": card_json(top.id, top.face, top.back)})
     if _show_top(log, rng):
         return True
-    state = log.state
     if state.variant == SHOWDOWN:
         return True
     if state.variant == TOO_SHORT and not state.refilled:
@@ -909,7 +912,7 @@ def _draw(log: Decision[State], seat: int, rng: Chance) -> bool:
     return False
 
 
-def _foul(log: Decision[State]) -> None:
+def _foul(log: FoldingDecision[State]) -> None:
     state = log.state
     assert state.turn is not None
     scorers = [
@@ -1046,7 +1049,7 @@ class Krumme10(DecidesBySteps):
             others = [
                 card.id for other, hand in enumerate(state.hands) if other != seat for card in hand
             ]
-            moves += (STEAL_MOVES[card_id] for card_id in sorted(others))
+            moves += [STEAL_MOVES[card_id] for card_id in sorted(others)]
         return moves
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
