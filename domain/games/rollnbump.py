@@ -353,12 +353,13 @@ def _spot_claims(dice: tuple[int, ...], to_beat: int) -> Claims:
 
 
 @cache
-def _rerolls(dice: tuple[int, ...], holds_white: bool) -> tuple[tuple[tuple[int, ...], bool], ...]:
-    """The dice to keep and whether to keep the white die, of each re-roll of the sorted `dice`:
-    any of them but not all, unless the white die is rolled (if `holds_white`)."""
+def _reroll_moves(dice: tuple[int, ...], holds_white: bool) -> tuple[JSON, ...]:
+    """Every re-roll of the sorted `dice`: keeping any of them but not all, unless the white die
+    is rolled (if `holds_white`). Built once per hand and shared by every `legal_moves` answer
+    that lists them (the rules contract lets it): they are half of all the moves listed."""
     white_choices = (False, True) if holds_white else (False,)
     return tuple(
-        (keep, keep_white)
+        {"type": ROLL, "keep": [*keep], "keep_white": keep_white}
         for keep in sub_multisets(dice)
         for keep_white in white_choices
         if len(keep) < len(dice) or (holds_white and not keep_white)
@@ -570,11 +571,7 @@ class RollnBump(DecidesBySteps):
         dice = state.dice
         holds_white = state.white_holder == seat
         if not state.claiming and state.rolls < ROLLS:
-            # `[*keep]` copies the dice without calling `list`: a seventh of each move built here.
-            moves += [
-                {"type": ROLL, "keep": [*keep], "keep_white": keep_white}
-                for keep, keep_white in _rerolls(dice, holds_white)
-            ]
+            moves += _reroll_moves(dice, holds_white)
         if not dice:
             # Every die placed: no claim, joker or swap is left (a sixth of a playout's calls).
             moves.append({"type": END_TURN})
