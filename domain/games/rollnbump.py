@@ -30,6 +30,7 @@ from domain.rules import (
     OptionError,
     Result,
     RuleError,
+    remembers_last_answer,
 )
 from domain.seating import choose_first_seat, winners_by
 
@@ -423,6 +424,115 @@ def _parse(move: JSON) -> Mapping[str, JSON]:
     return move
 
 
+def _check(state: State, seat: int, move: JSON) -> None:
+    """Raises the `RuleError` naming the rule `move` breaks, if it breaks one."""
+    move = _parse(move)
+    if seat != state.turn:
+        raise RuleError("turn-order", f"seat {seat} is not the seat to move")
+    kind = move["type"]
+    if kind == ROLL:
+        _check_roll(state, seat, move)
+    elif state.rolls == 0:
+        raise RuleError("roll-first", "a turn begins by rolling all your dice")
+    elif kind == CLAIM:
+        _check_claim(state, seat, move)
+    elif kind == CLAIM_WHITE_SPOT:
+        _check_claim_white_spot(state, seat, move)
+    elif kind == CLAIM_JOKER:
+        _check_claim_joker(state, seat, move)
+    elif kind == USE_WHITE_DIE:
+        _check_use_white_die(state, seat, move)
+
+
+def _check_roll(state: State, seat: int, move: Mapping[str, JSON]) -> None:
+    keep = _dice_list(move["keep"], allow_empty=True)
+    keep_white = move["keep_white"]
+    if not isinstance(keep_white, bool):
+        raise RuleError("move-format", "keep_white is true or false")
+    if state.claiming:
+        raise RuleError("roll-before-claiming", "once you have claimed, rolling is over")
+    if state.rolls >= ROLLS:
+        raise RuleError("three-rolls", f"a turn has at most {ROLLS} rolls")
+    holds_white = state.white_holder == seat
+    if keep_white and not holds_white:
+        raise RuleError("white-die-held", "you do not hold the white die")
+    if state.rolls == 0:
+        if keep or keep_white:
+            raise RuleError("first-roll-all-dice", "the first roll of a turn rolls all dice")
+        return
+    if not _contains(state.dice, keep):
+        raise RuleError("dice-in-hand", f"you rolled {list(state.dice)}, not {keep}")
+    if len(keep) == len(state.dice) and (keep_white or not holds_white):
+        raise RuleError("roll-some-dice", "a re-roll must roll at least one die")
+
+
+def _check_claim(state: State, seat: int, move: Mapping[str, JSON]) -> None:
+    stack = move["stack"]
+    if not _is_int(stack) or stack < 0:
+        raise RuleError("move-format", "stack is a stack number from 0")
+    dice = _dice_list(move["dice"], allow_empty=False)
+    if stack >= len(state.tops):
+        raise RuleError("no-such-stack", f"there are stacks 0 to {len(state.tops) - 1}")
+    card = state.tops[stack]
+    if card is None:
+        raise RuleError("stack-empty", f"stack {stack} has no card left")
+    if not _contains(state.dice, dice):
+        raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+    kind = card % CARDS_PER_COLOUR
+    if not fits(kind, dice):
+        raise RuleError("card-pattern", f"{list(dice)} is not a {KINDS[kind]}")
+    held = state.claims[stack]
+    if held is not None:
+        if held.seat == seat:
+            raise RuleError("own-card", f"your dice already lie on stack {stack}")
+        if strength(kind, dice) <= strength(kind, held.dice):
+            measure = "more dice" if kind < PAIR else "a higher pip total"
+            raise RuleError("bump-higher", f"bumping {list(held.dice)} needs {measure}")
+
+
+def _check_claim_white_spot(state: State, seat: int, move: Mapping[str, JSON]) -> None:
+    dice = _dice_list(move["dice"], allow_empty=False)
+    if not _contains(state.dice, dice):
+        raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+    if state.white_holder is not None:
+        raise RuleError(
+            "white-die-held", f"seat {state.white_holder} holds the white die: it is not there"
+        )
+    spot = state.white_spot
+    if spot is not None:
+        if spot.seat == seat:
+            raise RuleError("own-card", "your dice already lie on the white-die spot")
+        if sum(dice) <= sum(spot.dice):
+            raise RuleError("bump-higher", f"bumping {list(spot.dice)} needs a higher sum")
+
+
+def _check_claim_joker(state: State, seat: int, move: Mapping[str, JSON]) -> None:
+    dice = _dice_list(move["dice"], allow_empty=False)
+    colour = move["colour"]
+    if colour not in COLOURS:
+        raise RuleError("move-format", f"colour is one of {list(COLOURS)}")
+    if not _contains(state.dice, dice):
+        raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+    if len(dice) != DICE or dice[0] != dice[-1]:
+        raise RuleError("joker-five-of-a-kind", "the joker needs five dice of one number")
+    if state.joker_holder is not None:
+        raise RuleError("joker-taken", f"seat {state.joker_holder} has taken the joker")
+    if state.colour_counts(seat)[COLOURS.index(colour)] >= CARDS_PER_COLOUR:
+        raise RuleError("joker-colour", f"you already hold all {CARDS_PER_COLOUR} {colour}")
+
+
+def _check_use_white_die(state: State, seat: int, move: Mapping[str, JSON]) -> None:
+    die = move["die"]
+    if not _is_int(die) or not 1 <= die <= 6:
+        raise RuleError("move-format", "die is the face value 1 to 6 of the die to change")
+    if state.white_holder != seat:
+        raise RuleError("white-die-held", "you do not hold the white die")
+    if die not in state.dice:
+        raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
+    if die == state.white_value:
+        raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
+
+
 NOBODY: frozenset[int] = frozenset()
 ONLY_SEAT = tuple(frozenset({seat}) for seat in range(INFO.max_players))
 """`to_act`'s answers, built once rather than at every action (frozensets never change)."""
@@ -562,6 +672,7 @@ class RollnBump(DecidesBySteps):
     def may_act(self, state: State) -> frozenset[int]:
         return self.to_act(state)  # nobody acts out of turn
 
+    @remembers_last_answer
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
             return []
@@ -618,61 +729,50 @@ class RollnBump(DecidesBySteps):
     # -- decide ------------------------------------------------------------------------------------
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
-        move = _parse(move)
-        if seat != state.turn:
-            raise RuleError("turn-order", f"seat {seat} is not the seat to move")
+        # A move taken from this state's own `legal_moves` (as bots, search's playouts and the
+        # bench take theirs) is legal as it stands: found there by identity, in the answer
+        # `legal_moves` remembers, it is decided without being parsed and checked again. Any
+        # other move is checked first.
+        for listed in self.legal_moves(state, seat):
+            if listed is move:
+                break
+        else:
+            _check(state, seat, move)
         kind = move["type"]
         if kind == ROLL:
             event = self._roll(state, seat, move, rng)
-        elif state.rolls == 0:
-            raise RuleError("roll-first", "a turn begins by rolling all your dice")
         elif kind == CLAIM:
             event = self._claim(state, seat, move)
         elif kind == CLAIM_WHITE_SPOT:
             event = self._claim_white_spot(state, seat, move)
         elif kind == CLAIM_JOKER:
-            event = self._claim_joker(state, seat, move)
+            event = Event(
+                "JokerTaken", {"seat": seat, "dice": [*move["dice"]], "colour": move["colour"]}
+            )
         elif kind == USE_WHITE_DIE:
-            event = self._use_white_die(state, seat, move)
+            event = Event(
+                "WhiteDieUsed", {"seat": seat, "replaced": move["die"], "value": state.white_value}
+            )
         else:
             return self._end_turn(Decision(self.evolve, state), seat, rng).outcome()
         return [event], self.evolve(state, event)
 
     @staticmethod
     def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> Event:
-        keep = _dice_list(move["keep"], allow_empty=True)
-        keep_white = move["keep_white"]
-        if not isinstance(keep_white, bool):
-            raise RuleError("move-format", "keep_white is true or false")
-        if state.claiming:
-            raise RuleError("roll-before-claiming", "once you have claimed, rolling is over")
-        if state.rolls >= ROLLS:
-            raise RuleError("three-rolls", f"a turn has at most {ROLLS} rolls")
-        holds_white = state.white_holder == seat
-        if keep_white and not holds_white:
-            raise RuleError("white-die-held", "you do not hold the white die")
-        if state.rolls == 0:
-            if keep or keep_white:
-                raise RuleError("first-roll-all-dice", "the first roll of a turn rolls all dice")
-            count = state.dice_count
-        else:
-            if not _contains(state.dice, keep):
-                raise RuleError("dice-in-hand", f"you rolled {list(state.dice)}, not {keep}")
-            if len(keep) == len(state.dice) and (keep_white or not holds_white):
-                raise RuleError("roll-some-dice", "a re-roll must roll at least one die")
-            count = len(state.dice) - len(keep)
+        keep = move["keep"]
+        count = len(state.dice) - len(keep) if state.rolls else state.dice_count
         # `choice(FACES)` draws what `randint(1, 6)` does, from the same randomness (the `Chance`
         # contract defines both by `randrange(6)`), with fewer calls in `random.Random`.
         rolled = sorted([rng.choice(FACES) for _ in range(count)])
         white = None
-        if holds_white:
-            white = state.white_value if keep_white else rng.choice(FACES)
+        if state.white_holder == seat:
+            white = state.white_value if move["keep_white"] else rng.choice(FACES)
         return Event(
             "DiceRolled",
             {
                 "seat": seat,
                 "roll": state.rolls + 1,
-                "kept": list(keep),
+                "kept": [*keep],
                 "rolled": rolled,
                 "white": white,
             },
@@ -681,86 +781,25 @@ class RollnBump(DecidesBySteps):
     @staticmethod
     def _claim(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
         stack = move["stack"]
-        if not _is_int(stack) or stack < 0:
-            raise RuleError("move-format", "stack is a stack number from 0")
-        dice = _dice_list(move["dice"], allow_empty=False)
-        if stack >= len(state.tops):
-            raise RuleError("no-such-stack", f"there are stacks 0 to {len(state.tops) - 1}")
         card = state.tops[stack]
-        if card is None:
-            raise RuleError("stack-empty", f"stack {stack} has no card left")
-        if not _contains(state.dice, dice):
-            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
-        kind = card % CARDS_PER_COLOUR
-        if not fits(kind, dice):
-            raise RuleError("card-pattern", f"{list(dice)} is not a {KINDS[kind]}")
-        held = state.claims[stack]
-        bumped = None
-        if held is not None:
-            if held.seat == seat:
-                raise RuleError("own-card", f"your dice already lie on stack {stack}")
-            if strength(kind, dice) <= strength(kind, held.dice):
-                measure = "more dice" if kind < PAIR else "a higher pip total"
-                raise RuleError("bump-higher", f"bumping {list(held.dice)} needs {measure}")
-            bumped = {"seat": held.seat, "dice": list(held.dice)}
+        assert card is not None, "a legal claim names a stack with a card"
         return Event(
             "CardClaimed",
             {
                 "seat": seat,
                 "stack": stack,
                 "card": CARD_IDS[card],
-                "dice": list(dice),
-                "bumped": bumped,
+                "dice": [*move["dice"]],
+                "bumped": _claim_json(state.claims[stack]),
             },
         )
 
     @staticmethod
     def _claim_white_spot(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
-        dice = _dice_list(move["dice"], allow_empty=False)
-        if not _contains(state.dice, dice):
-            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
-        if state.white_holder is not None:
-            raise RuleError(
-                "white-die-held", f"seat {state.white_holder} holds the white die: it is not there"
-            )
-        spot = state.white_spot
-        bumped = None
-        if spot is not None:
-            if spot.seat == seat:
-                raise RuleError("own-card", "your dice already lie on the white-die spot")
-            if sum(dice) <= sum(spot.dice):
-                raise RuleError("bump-higher", f"bumping {list(spot.dice)} needs a higher sum")
-            bumped = {"seat": spot.seat, "dice": list(spot.dice)}
-        return Event("WhiteSpotClaimed", {"seat": seat, "dice": list(dice), "bumped": bumped})
-
-    @staticmethod
-    def _claim_joker(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
-        dice = _dice_list(move["dice"], allow_empty=False)
-        colour = move["colour"]
-        if colour not in COLOURS:
-            raise RuleError("move-format", f"colour is one of {list(COLOURS)}")
-        if not _contains(state.dice, dice):
-            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
-        if len(dice) != DICE or dice[0] != dice[-1]:
-            raise RuleError("joker-five-of-a-kind", "the joker needs five dice of one number")
-        if state.joker_holder is not None:
-            raise RuleError("joker-taken", f"seat {state.joker_holder} has taken the joker")
-        if state.colour_counts(seat)[COLOURS.index(colour)] >= CARDS_PER_COLOUR:
-            raise RuleError("joker-colour", f"you already hold all {CARDS_PER_COLOUR} {colour}")
-        return Event("JokerTaken", {"seat": seat, "dice": list(dice), "colour": colour})
-
-    @staticmethod
-    def _use_white_die(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
-        die = move["die"]
-        if not _is_int(die) or not 1 <= die <= 6:
-            raise RuleError("move-format", "die is the face value 1 to 6 of the die to change")
-        if state.white_holder != seat:
-            raise RuleError("white-die-held", "you do not hold the white die")
-        if die not in state.dice:
-            raise RuleError("dice-in-hand", f"your unplaced dice are {list(state.dice)}")
-        if die == state.white_value:
-            raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
-        return Event("WhiteDieUsed", {"seat": seat, "replaced": die, "value": state.white_value})
+        return Event(
+            "WhiteSpotClaimed",
+            {"seat": seat, "dice": [*move["dice"]], "bumped": _claim_json(state.white_spot)},
+        )
 
     def _end_turn(self, log: Decision[State], seat: int, rng: Chance) -> Decision[State]:
         state = log.state
