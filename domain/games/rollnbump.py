@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from itertools import combinations
+from itertools import combinations, combinations_with_replacement
 from math import exp
 from random import Random
 
@@ -346,11 +346,20 @@ def _claims_of(kind: int, counts: tuple[int, ...]) -> Claims:
     )
 
 
+SPOT_MOVES: Mapping[tuple[int, ...], JSON] = {
+    claim: {"type": CLAIM_WHITE_SPOT, "dice": [*claim]}
+    for size in range(1, DICE + 1)
+    for claim in combinations_with_replacement(FACES, size)
+}
+"""Placing each sorted set of dice on the white-die spot: built once and shared by every
+`legal_moves` answer listing it (the rules contract lets it)."""
+
+
 @lru_cache(maxsize=4096)
-def _spot_claims(dice: tuple[int, ...], to_beat: int) -> Claims:
-    """The sets of `dice` (`sub_multisets` order) whose pips beat `to_beat` on the white-die
-    spot."""
-    return tuple([claim for claim in sub_multisets(dice) if sum(claim) > to_beat])
+def _spot_moves(dice: tuple[int, ...], to_beat: int) -> tuple[JSON, ...]:
+    """Placing each set of `dice` (`sub_multisets` order) whose pips beat `to_beat` on the
+    white-die spot."""
+    return tuple([SPOT_MOVES[claim] for claim in sub_multisets(dice) if sum(claim) > to_beat])
 
 
 @cache
@@ -706,10 +715,7 @@ class RollnBump(DecidesBySteps):
         spot = state.white_spot
         if state.white_holder is None and (spot is None or spot.seat != seat):
             to_beat = 0 if spot is None else sum(spot.dice)
-            moves += [
-                {"type": CLAIM_WHITE_SPOT, "dice": [*claim]}
-                for claim in _spot_claims(dice, to_beat)
-            ]
+            moves += _spot_moves(dice, to_beat)
         if state.joker_holder is None and len(dice) == DICE and dice[0] == dice[-1]:
             counts = state.colour_counts(seat)
             moves += [
