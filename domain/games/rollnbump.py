@@ -278,10 +278,12 @@ def _counts(dice: Sequence[int]) -> tuple[int, ...]:
 
 @cache
 def sub_multisets(dice: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
-    """Every sub-multiset of the sorted `dice`, the empty one included, in sorted order."""
+    """Every sub-multiset of `dice`, each sorted, the empty one included, in sorted order."""
     # Combinations of sorted dice come out sorted; the set drops those picking equal faces from
-    # other places. In C, this is a fraction of building each one face by face.
-    found = {claim for size in range(len(dice) + 1) for claim in combinations(dice, size)}
+    # other places. In C, this is a fraction of building each one face by face. A state's dice
+    # are sorted, but a test may build one whose are not, and `SPOT_MOVES` knows sorted sets.
+    ordered = sorted(dice)
+    found = {claim for size in range(len(dice) + 1) for claim in combinations(ordered, size)}
     return tuple(sorted(found))
 
 
