@@ -348,13 +348,19 @@ def _claims_of(kind: int, counts: tuple[int, ...]) -> Claims:
     )
 
 
+# The moves below are built once and shared by every `legal_moves` answer listing them (the rules
+# contract lets it), rather than built anew in every answer.
+
+FIRST_ROLL_MOVE: JSON = {"type": ROLL, "keep": [], "keep_white": False}
+"""A turn's first roll: all its dice."""
+END_TURN_MOVE: JSON = {"type": END_TURN}
+
 SPOT_MOVES: Mapping[tuple[int, ...], JSON] = {
     claim: {"type": CLAIM_WHITE_SPOT, "dice": [*claim]}
     for size in range(1, DICE + 1)
     for claim in combinations_with_replacement(FACES, size)
 }
-"""Placing each sorted set of dice on the white-die spot: built once and shared by every
-`legal_moves` answer listing it (the rules contract lets it)."""
+"""Placing each sorted set of dice on the white-die spot."""
 
 
 @lru_cache(maxsize=4096)
@@ -367,8 +373,7 @@ def _spot_moves(dice: tuple[int, ...], to_beat: int) -> tuple[JSON, ...]:
 @cache
 def _reroll_moves(dice: tuple[int, ...], holds_white: bool) -> tuple[JSON, ...]:
     """Every re-roll of the sorted `dice`: keeping any of them but not all, unless the white die
-    is rolled (if `holds_white`). Built once per hand and shared by every `legal_moves` answer
-    that lists them (the rules contract lets it): they are half of all the moves listed."""
+    is rolled (if `holds_white`). Half of all the moves listed are these."""
     white_choices = (False, True) if holds_white else (False,)
     return tuple(
         {"type": ROLL, "keep": [*keep], "keep_white": keep_white}
@@ -680,15 +685,14 @@ class RollnBump(DecidesBySteps):
     def to_act(self, state: State) -> frozenset[int]:
         return NOBODY if state.turn is None else ONLY_SEAT[state.turn]
 
-    def may_act(self, state: State) -> frozenset[int]:
-        return self.to_act(state)  # nobody acts out of turn
+    may_act = to_act  # nobody acts out of turn
 
     @remembers_last_answer
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
         if seat != state.turn:
             return []
         if state.rolls == 0:
-            return [{"type": ROLL, "keep": [], "keep_white": False}]
+            return [FIRST_ROLL_MOVE]
         moves: list[JSON] = []
         dice = state.dice
         holds_white = state.white_holder == seat
@@ -696,7 +700,7 @@ class RollnBump(DecidesBySteps):
             moves += _reroll_moves(dice, holds_white)
         if not dice:
             # Every die placed: no claim, joker or swap is left (a sixth of a playout's calls).
-            moves.append({"type": END_TURN})
+            moves.append(END_TURN_MOVE)
             return moves
         by_kind = _fitting(dice)
         for stack, card in enumerate(state.tops):
@@ -731,7 +735,7 @@ class RollnBump(DecidesBySteps):
                 for die in sorted(set(dice))
                 if die != state.white_value
             ]
-        moves.append({"type": END_TURN})
+        moves.append(END_TURN_MOVE)
         return moves
 
     # -- decide ------------------------------------------------------------------------------------
