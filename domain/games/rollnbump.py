@@ -363,11 +363,18 @@ SPOT_MOVES: Mapping[tuple[int, ...], JSON] = {
 """Placing each sorted set of dice on the white-die spot."""
 
 
-@lru_cache(maxsize=4096)
-def _spot_moves(dice: tuple[int, ...], to_beat: int) -> tuple[JSON, ...]:
+@cache
+def _spot_pips(dice: tuple[int, ...]) -> tuple[tuple[int, JSON], ...]:
+    """The pips of each set of `dice` but the empty one (`sub_multisets` order, where it comes
+    first) and placing it on the white-die spot, summed once per hand rather than in every
+    answer listing them."""
+    return tuple([(sum(claim), SPOT_MOVES[claim]) for claim in sub_multisets(dice)[1:]])
+
+
+def _spot_moves(dice: tuple[int, ...], to_beat: int) -> list[JSON]:
     """Placing each set of `dice` (`sub_multisets` order) whose pips beat `to_beat` on the
     white-die spot."""
-    return tuple([SPOT_MOVES[claim] for claim in sub_multisets(dice) if sum(claim) > to_beat])
+    return [move for pips, move in _spot_pips(dice) if pips > to_beat]
 
 
 @cache
