@@ -30,6 +30,7 @@ from domain.rules import (
     OptionError,
     Result,
     RuleError,
+    listed,
     remembers_last_answer,
 )
 from domain.seating import choose_first_seat, winners_by
@@ -748,14 +749,7 @@ class RollnBump(DecidesBySteps):
     # -- decide ------------------------------------------------------------------------------------
 
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
-        # A move taken from this state's own `legal_moves` (as bots, search's playouts and the
-        # bench take theirs) is legal as it stands: found there by identity, in the answer
-        # `legal_moves` remembers, it is decided without being parsed and checked again. Any
-        # other move is checked first.
-        for listed in self.legal_moves(state, seat):
-            if listed is move:
-                break
-        else:
+        if not listed(move, self.legal_moves(state, seat)):
             _check(state, seat, move)
         kind = move["type"]
         if kind == ROLL:
