@@ -29,9 +29,12 @@ from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
+    Changes,
     DecidesBySteps,
     Decision,
     Event,
+    Evolvers,
+    FoldingDecision,
     GameInfo,
     Option,
     OptionError,
@@ -285,13 +288,6 @@ class Attack:
     makes it a seat's."""
 
 
-def _turned_up(state: State) -> State:
-    """`state` after the starting card acted: an attack it opened is the deal's."""
-    if state.attack is None:
-        return state
-    return replace(state, attack=replace(state.attack, dealt=True))
-
-
 @dataclass(frozen=True)
 class Step:
     """One pending part of an accepted attack: `seat` names a number, chooses or reports a task."""
@@ -495,6 +491,374 @@ def points(hand: Iterable[str]) -> int:
     return sum(map(VALUE.__getitem__, hand))
 
 
+# -- folding events -------------------------------------------------------------------------------
+
+# Evolvers answer the fields an event changes, not a new state: `evolve` copies the state once
+# with them, and a move's `FoldingDecision` writes them into the one copy it makes for it. Where a
+# later rule of the same event reads a field an earlier one changed (the next seat after a
+# Reverse, say), it reads it from a copy of the state with that change.
+
+
+def _on_round_started(state: State, data: Mapping[str, JSON]) -> Changes:
+    n = state.players
+    return {
+        "first_dealer": data["dealer"] if data["round"] == 0 else state.first_dealer,
+        "round": data["round"],
+        "dealer": data["dealer"],
+        "direction": 1,
+        "hands": ((),) * n,
+        "draw": state.deck,
+        "discard": NO_CARDS,
+        "buried": NO_CARDS,
+        "top": None,
+        "colour": None,
+        "phase": DEALING,
+        "turn": None,
+        "drawn": None,
+        "attack": None,
+        "steps": (),
+        "toss": None,
+        "toss_by": None,
+        "named": (),
+        "lost": (0,) * n,
+        "away": ((),) * n,
+    }
+
+
+def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
+    cards = data["cards"]
+    return {
+        "hands": with_item(state.hands, data["seat"], tuple(sorted(cards))),
+        "draw": _count(state.draw, cards, -1),
+    }
+
+
+def _on_start_card_turned(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], CARD[data["card"]]
+    turned: Changes = {
+        "draw": _count(state.draw, [card.code], -1),
+        "top": card.code,
+        "colour": card.colours[0] if card.group != SWAP else None,
+    }
+    state = replace(state, **turned)
+    options = choices(state, seat, card)
+    if len(options) > 1:
+        return turned | {"phase": OPENING, "turn": seat}
+    return turned | _played(state, seat, card, 1, options[0], hands=state.hands, dealt=True)
+
+
+def _on_start_card_resolved(state: State, data: Mapping[str, JSON]) -> Changes:
+    card = CARD[state.top or ""]
+    return _played(state, data["seat"], card, 1, data, hands=state.hands, dealt=True)
+
+
+def _on_cards_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    tossed: Changes = {}
+    if data["how"] == "toss" and any(state.away):
+        # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
+        # as after its turn, so a seat sitting out counts it as the tosser's turn.
+        state = replace(state, away=_had_a_turn(state.away, seat))
+        tossed["away"] = state.away
+    hands = with_item(state.hands, seat, _remove(state.hands[seat], cards))
+    # The old top card and the second card of a pair end up under the new top card.
+    covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
+    return {
+        **tossed,
+        "hands": hands,
+        "discard": _count(state.discard, covered, 1),
+        "top": cards[0],
+        "drawn": None,
+        **_played(state, seat, CARD[cards[0]], len(cards), data, hands=hands),
+    }
+
+
+def _played(
+    state: State,
+    seat: int,
+    card: Card,
+    copies: int,
+    data: Mapping[str, JSON],
+    *,
+    hands: tuple[tuple[str, ...], ...],
+    dealt: bool = False,
+) -> Changes:
+    """The fields that change as `copies` of `card`, just put on the discard pile by `seat`, act.
+
+    `hands`: the hands once the cards are laid down. `dealt`: the card is the starting card,
+    turned up by the deal, so an attack it opens is the deal's."""
+    colour = data["colour"] if card.group == SWAP else card.colours[0]
+    changes: Changes = {"colour": colour, "toss": card.code, "toss_by": seat}
+    if card.group == OFFENSIVE:
+        open_attack = state.attack
+        amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
+        if open_attack is not None:
+            # A stack passed on keeps what was done to it, a Double included.
+            amount += open_attack.amount
+            doubled = open_attack.doubled
+        target = next_target(state, seat)
+        passed = open_attack is not None
+        attack = Attack(
+            card.symbol, amount, seat, target, seat, passed, doubled=doubled, dealt=dealt
+        )
+        changes |= {"phase": ATTACK, "turn": None, "attack": attack}
+        return changes
+    # The turn passes on in the new direction or seating, so it is found on a state with it.
+    if card.symbol == REVERSE and copies % 2:
+        state = replace(state, direction=-state.direction)
+        changes["direction"] = state.direction
+    elif card.symbol == "0" and data.get("swap_with") is not None:
+        ring = list(state.ring)
+        mine, theirs = ring.index(seat), ring.index(data["swap_with"])
+        ring[mine], ring[theirs] = ring[theirs], ring[mine]
+        state = replace(state, ring=tuple(ring))
+        changes["ring"] = state.ring
+    elif card.symbol == CARD_EXCHANGE:
+        other = data["exchange_with"]
+        exchanged = list(hands)
+        exchanged[seat], exchanged[other] = exchanged[other], exchanged[seat]
+        changes["hands"] = tuple(exchanged)
+    return changes | _give_turn(state, _next(state, seat))
+
+
+def _on_half_hand_discarded(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    return {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], cards)),
+        "buried": _count(state.buried, cards, 1),
+    }
+
+
+def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    if card is None:
+        return {"toss": None, **_give_turn(state, _next(state, seat))}
+    drawn: Changes = {
+        "hands": with_item(state.hands, seat, _add(state.hands[seat], [card])),
+        "draw": _count(state.draw, [card], -1),
+        "toss": None,
+    }
+    if matches(state, CARD[card]):
+        return drawn | {"phase": DRAWN, "drawn": card}
+    return drawn | _give_turn(state, _next(state, seat))
+
+
+def _on_cards_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    return {
+        "hands": with_item(state.hands, seat, _add(state.hands[seat], cards)),
+        "draw": _count(state.draw, cards, -1),
+    }
+
+
+def _on_discards_reshuffled(state: State, data: Mapping[str, JSON]) -> Changes:
+    piles = zip(state.draw, state.discard, state.buried, strict=True)
+    return {"draw": tuple(map(sum, piles)), "discard": NO_CARDS, "buried": NO_CARDS}
+
+
+def _on_greys_exchanged(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
+    hand = _add(_remove(state.hands[seat], shown), drawn)
+    return {
+        "hands": with_item(state.hands, seat, hand),
+        "draw": _count(_count(state.draw, shown, 1), drawn, -1),
+        "toss": None,
+        **_give_turn(state, _next(state, seat)),
+    }
+
+
+def _give_turn(state: State, seat: int) -> Changes:
+    """The turn goes to `seat`, or on to the first seat that neither loses it nor is away.
+
+    Each seat the turn order reaches has had a turn, for the seats sitting out: the one
+    given the turn, and each one passed over, as it loses its turn or sits out itself (two
+    seats sitting out would otherwise wait for each other for ever)."""
+    if not state.lost[seat] and not any(state.away):
+        # The usual case: `seat` simply moves, and no turn lost or sat out changes.
+        return {"phase": TURN, "turn": seat, "drawn": None, "attack": None, "steps": ()}
+    lost, away = list(state.lost), state.away
+    if all(away):  # everyone is away: nobody could move, so they all come back
+        away = ((),) * state.players
+    while True:
+        away = _had_a_turn(away, seat)
+        if lost[seat]:
+            lost[seat] -= 1
+        elif not away[seat]:
+            break
+        seat = _next(state, seat)
+    return {
+        "phase": TURN,
+        "turn": seat,
+        "drawn": None,
+        "attack": None,
+        "steps": (),
+        "lost": tuple(lost),
+        "away": away,
+    }
+
+
+def _on_defence_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    attack = state.attack
+    assert attack is not None
+    direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
+    return {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], [card])),
+        "discard": _count(state.discard, [card], 1),
+        "direction": direction,
+        "attack": replace(attack, target=data["target"], directed_by=seat),
+        "toss": None,
+    }
+
+
+def _on_jerk_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    attack = state.attack
+    assert attack is not None
+    laid: Changes = {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], [card])),
+        "discard": _count(state.discard, [card], 1),
+        "toss": None if seat == attack.target else state.toss,
+    }
+    attack = replace(attack, jerk_open=False)
+    symbol = CARD[card].symbol
+    if symbol == DOUBLE:
+        # wobble.md: a doubled Skip costs its target twice the turns and nobody else any,
+        # so it is kept apart from the stack's Skips; other effects simply double.
+        if attack.symbol == SKIP:
+            return laid | {"attack": replace(attack, doubled=attack.doubled + 1)}
+        return laid | {"attack": replace(attack, amount=attack.amount * 2)}
+    if symbol == CAPTURE:
+        target = data.get("target")
+        assert target is not None
+        captured = replace(attack, owner=seat, target=target, directed_by=seat, dealt=False)
+        return laid | {"attack": captured}
+    # Not Me: every other seat suffers the effect; its player stands in for the owner.
+    attack = replace(attack, owner=seat, directed_by=seat, dealt=False)
+    victims = [other for other in _seats_from(state, attack.target) if other != seat]
+    return laid | _suffer(state, attack, victims, one_each=True)
+
+
+def _suffer(state: State, attack: Attack, victims: list[int], *, one_each: bool) -> Changes:
+    """The fields that change as `attack` hits `victims` (drawn cards follow as their own events).
+
+    `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
+    target and the player after them one turn each. A Double on a Skip doubles only the
+    turns the target itself loses.
+    """
+    amount, symbol = attack.amount, attack.symbol
+    scores, lost, away = list(state.scores), list(state.lost), list(state.away)
+    steps: list[Step] = []
+    for victim in victims:
+        if symbol == MINUS20:
+            scores[victim] += amount
+        elif symbol == AFK:
+            # wobble.md: it sits out until every other seat has had `amount` turns.
+            waits = away[victim] or (0,) * state.players
+            away[victim] = tuple(
+                turns if other == victim else turns + amount for other, turns in enumerate(waits)
+            )
+        elif symbol == MAGNET:
+            steps += [Step(NAME, victim, victim)] * amount
+        elif symbol in DRAW_ATTACKS and state.tasks:
+            steps.append(Step(TASK, victim, victim))
+    if symbol == SKIP:
+        factor = 2**attack.doubled
+        if not one_each:
+            skipped = [0] * state.players
+            seat = victims[0]
+            for _ in range(amount):
+                skipped[seat] += 1
+                seat = next_target(state, seat)
+            skipped[victims[0]] *= factor
+            lost = [turns + more for turns, more in zip(lost, skipped, strict=True)]
+        else:
+            for victim in victims:
+                lost[victim] += amount * factor
+    suffered: Changes = {
+        "attack": attack,
+        "scores": tuple(scores),
+        "lost": tuple(lost),
+        "away": tuple(away),
+        "toss": None,
+    }
+    if steps:
+        return suffered | {"phase": RESOLVE, "steps": tuple(steps)}
+    # The turn skips the turns just lost and the seats just sent away.
+    return suffered | _give_turn(replace(state, **suffered), attack.target)
+
+
+def _on_attack_accepted(state: State, data: Mapping[str, JSON]) -> Changes:
+    if state.phase == RESOLVE:  # a Not Me victim takes the draw instead of the task
+        return _step_done(state)
+    attack = state.attack
+    assert attack is not None
+    if attack.symbol in DRAW_ATTACKS:
+        return {"toss": None, **_give_turn(state, attack.target)}
+    return _suffer(state, attack, [data["seat"]], one_each=False)
+
+
+def _on_task_attempted(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, attack = data["seat"], state.attack
+    assert attack is not None
+    rest = state.steps[1:] if state.phase == RESOLVE else ()
+    report = Step(REPORT, reporter(attack, seat), seat)
+    return {"phase": RESOLVE, "steps": (report, *rest), "toss": None}
+
+
+def _on_task_reported(state: State, data: Mapping[str, JSON]) -> Changes:
+    return _step_done(state)
+
+
+def _step_done(state: State) -> Changes:
+    if len(state.steps) > 1:
+        return {"steps": state.steps[1:]}
+    assert state.attack is not None
+    return _give_turn(state, state.attack.target)
+
+
+def _on_magnet_named(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat = data["seat"]
+    hands = list(state.hands)
+    for taken in data["taken"]:
+        hands[taken["seat"]] = _remove(hands[taken["seat"]], taken["cards"])
+        hands[seat] = _add(hands[seat], taken["cards"])
+    named = state.named
+    if data.get("number") is not None:
+        named = tuple(sorted((*named, data["number"])))
+    return {"hands": tuple(hands), "named": named, **_step_done(state)}
+
+
+def _on_round_ended(state: State, data: Mapping[str, JSON]) -> Changes:
+    scores: Changes = {"scores": tuple(data["scores"])}
+    if data["final"]:
+        return scores | {"phase": OVER, "turn": None, "toss": None, "attack": None}
+    return scores
+
+
+EVOLVERS: Evolvers[State] = {
+    "RoundStarted": _on_round_started,
+    "CardsDealt": _on_cards_dealt,
+    "StartCardTurned": _on_start_card_turned,
+    "StartCardResolved": _on_start_card_resolved,
+    "CardsPlayed": _on_cards_played,
+    "HalfHandDiscarded": _on_half_hand_discarded,
+    "CardDrawn": _on_card_drawn,
+    "CardsDrawn": _on_cards_drawn,
+    "DiscardsReshuffled": _on_discards_reshuffled,
+    "GreysExchanged": _on_greys_exchanged,
+    "DefencePlayed": _on_defence_played,
+    "JerkPlayed": _on_jerk_played,
+    "AttackAccepted": _on_attack_accepted,
+    "TaskAttempted": _on_task_attempted,
+    "TaskReported": _on_task_reported,
+    "MagnetNamed": _on_magnet_named,
+    "RoundEnded": _on_round_ended,
+}
+"""What each event changes in a state: `evolve` copies the state with it, and a move's
+`FoldingDecision` writes it into the one copy it makes for the move."""
+
+
 # -- the rules ------------------------------------------------------------------------------------
 
 CHOICE_FIELDS = ("colour", "swap_with", "exchange_with", "discard_half")
@@ -622,323 +986,11 @@ class Wobble(DecidesBySteps):
         return events
 
     def evolve(self, state: State, event: Event) -> State:
-        data = event.data
-        match event.type:
-            case "RoundStarted":
-                n = state.players
-                first_dealer = data["dealer"] if data["round"] == 0 else state.first_dealer
-                return replace(
-                    state,
-                    first_dealer=first_dealer,
-                    round=data["round"],
-                    dealer=data["dealer"],
-                    direction=1,
-                    hands=((),) * n,
-                    draw=state.deck,
-                    discard=NO_CARDS,
-                    buried=NO_CARDS,
-                    top=None,
-                    colour=None,
-                    phase=DEALING,
-                    turn=None,
-                    drawn=None,
-                    attack=None,
-                    steps=(),
-                    toss=None,
-                    toss_by=None,
-                    named=(),
-                    lost=(0,) * n,
-                    away=((),) * n,
-                )
-            case "CardsDealt":
-                cards = data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, data["seat"], tuple(sorted(cards))),
-                    draw=_count(state.draw, cards, -1),
-                )
-            case "StartCardTurned":
-                card = CARD[data["card"]]
-                state = replace(
-                    state,
-                    draw=_count(state.draw, [card.code], -1),
-                    top=card.code,
-                    colour=card.colours[0] if card.group != SWAP else None,
-                )
-                options = choices(state, data["seat"], card)
-                if len(options) > 1:
-                    return replace(state, phase=OPENING, turn=data["seat"])
-                return _turned_up(self._played(state, data["seat"], card, 1, options[0]))
-            case "StartCardResolved":
-                return _turned_up(self._played(state, data["seat"], CARD[state.top or ""], 1, data))
-            case "CardsPlayed":
-                return self._cards_played(state, data)
-            case "HalfHandDiscarded":
-                seat, cards = data["seat"], data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
-                    buried=_count(state.buried, cards, 1),
-                )
-            case "CardDrawn":
-                return self._card_drawn(state, data["seat"], data["card"])
-            case "CardsDrawn":
-                seat, cards = data["seat"], data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, _add(state.hands[seat], cards)),
-                    draw=_count(state.draw, cards, -1),
-                )
-            case "DiscardsReshuffled":
-                piles = zip(state.draw, state.discard, state.buried, strict=True)
-                draw = tuple(map(sum, piles))
-                return replace(state, draw=draw, discard=NO_CARDS, buried=NO_CARDS)
-            case "GreysExchanged":
-                seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
-                hand = _add(_remove(state.hands[seat], shown), drawn)
-                draw = _count(_count(state.draw, shown, 1), drawn, -1)
-                state = replace(
-                    state, hands=with_item(state.hands, seat, hand), draw=draw, toss=None
-                )
-                return self._give_turn(state, _next(state, seat))
-            case "DefencePlayed":
-                return self._defended(state, data["seat"], data["card"], data["target"])
-            case "JerkPlayed":
-                return self._jerked(state, data["seat"], data["card"], data.get("target"))
-            case "AttackAccepted":
-                return self._accepted(state, data["seat"])
-            case "TaskAttempted":
-                return self._attempted(state, data["seat"])
-            case "TaskReported":
-                return self._step_done(state)
-            case "MagnetNamed":
-                return self._magnet_named(state, data)
-            case "RoundEnded":
-                state = replace(state, scores=tuple(data["scores"]))
-                if data["final"]:
-                    return replace(state, phase=OVER, turn=None, toss=None, attack=None)
-                return state
-        raise ValueError(f"wobble has no event {event.type!r}")
-
-    def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
-        seat, cards = data["seat"], data["cards"]
-        if data["how"] == "toss" and any(state.away):
-            # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
-            # as after its turn, so a seat sitting out counts it as the tosser's turn.
-            state = replace(state, away=_had_a_turn(state.away, seat))
-        # The old top card and the second card of a pair end up under the new top card.
-        covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
-        return self._played(
-            state,
-            seat,
-            CARD[cards[0]],
-            len(cards),
-            data,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
-            discard=_count(state.discard, covered, 1),
-            top=cards[0],
-            drawn=None,
-        )
-
-    def _played(
-        self,
-        state: State,
-        seat: int,
-        card: Card,
-        copies: int,
-        data: Mapping[str, JSON],
-        **laid: object,
-    ) -> State:
-        """`seat` has just put `copies` of `card` on the discard pile: its action happens.
-
-        `laid`: the fields that laying the card down changed, not yet in `state`, so that one
-        copy of the state takes both those and the play's own changes."""
-        colour = data["colour"] if card.group == SWAP else card.colours[0]
-        state = replace(state, colour=colour, toss=card.code, toss_by=seat, **laid)
-        if card.group == OFFENSIVE:
-            open_attack = state.attack
-            amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
-            if open_attack is not None:
-                # A stack passed on keeps what was done to it, a Double included.
-                amount += open_attack.amount
-                doubled = open_attack.doubled
-            target = next_target(state, seat)
-            passed = open_attack is not None
-            attack = Attack(card.symbol, amount, seat, target, seat, passed, doubled=doubled)
-            return replace(state, phase=ATTACK, turn=None, attack=attack)
-        if card.symbol == REVERSE and copies % 2:
-            state = replace(state, direction=-state.direction)
-        elif card.symbol == "0" and data.get("swap_with") is not None:
-            ring = list(state.ring)
-            mine, theirs = ring.index(seat), ring.index(data["swap_with"])
-            ring[mine], ring[theirs] = ring[theirs], ring[mine]
-            state = replace(state, ring=tuple(ring))
-        elif card.symbol == CARD_EXCHANGE:
-            other = data["exchange_with"]
-            hands = list(state.hands)
-            hands[seat], hands[other] = hands[other], hands[seat]
-            state = replace(state, hands=tuple(hands))
-        return self._give_turn(state, _next(state, seat))
-
-    def _card_drawn(self, state: State, seat: int, card: str | None) -> State:
-        if card is None:
-            return self._give_turn(replace(state, toss=None), _next(state, seat))
-        state = replace(
-            state,
-            hands=with_item(state.hands, seat, _add(state.hands[seat], [card])),
-            draw=_count(state.draw, [card], -1),
-            toss=None,
-        )
-        if matches(state, CARD[card]):
-            return replace(state, phase=DRAWN, drawn=card)
-        return self._give_turn(state, _next(state, seat))
-
-    @staticmethod
-    def _give_turn(state: State, seat: int) -> State:
-        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away.
-
-        Each seat the turn order reaches has had a turn, for the seats sitting out: the one
-        given the turn, and each one passed over, as it loses its turn or sits out itself (two
-        seats sitting out would otherwise wait for each other for ever)."""
-        if not state.lost[seat] and not any(state.away):
-            # The usual case: `seat` simply moves, and no turn lost or sat out changes.
-            return replace(state, phase=TURN, turn=seat, drawn=None, attack=None, steps=())
-        lost, away = list(state.lost), state.away
-        if all(away):  # everyone is away: nobody could move, so they all come back
-            away = ((),) * state.players
-        while True:
-            away = _had_a_turn(away, seat)
-            if lost[seat]:
-                lost[seat] -= 1
-            elif not away[seat]:
-                break
-            seat = _next(state, seat)
-        return replace(
-            state,
-            phase=TURN,
-            turn=seat,
-            drawn=None,
-            attack=None,
-            steps=(),
-            lost=tuple(lost),
-            away=away,
-        )
-
-    def _defended(self, state: State, seat: int, card: str, target: int) -> State:
-        attack = state.attack
-        assert attack is not None
-        direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
-        return replace(
-            state,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
-            discard=_count(state.discard, [card], 1),
-            direction=direction,
-            attack=replace(attack, target=target, directed_by=seat),
-            toss=None,
-        )
-
-    def _jerked(self, state: State, seat: int, card: str, target: int | None) -> State:
-        attack = state.attack
-        assert attack is not None
-        symbol = CARD[card].symbol
-        state = replace(
-            state,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
-            discard=_count(state.discard, [card], 1),
-            toss=None if seat == attack.target else state.toss,
-        )
-        attack = replace(attack, jerk_open=False)
-        if symbol == DOUBLE:
-            # wobble.md: a doubled Skip costs its target twice the turns and nobody else any,
-            # so it is kept apart from the stack's Skips; other effects simply double.
-            if attack.symbol == SKIP:
-                return replace(state, attack=replace(attack, doubled=attack.doubled + 1))
-            return replace(state, attack=replace(attack, amount=attack.amount * 2))
-        if symbol == CAPTURE:
-            assert target is not None
-            attack = replace(attack, owner=seat, target=target, directed_by=seat, dealt=False)
-            return replace(state, attack=attack)
-        # Not Me: every other seat suffers the effect; its player stands in for the owner.
-        attack = replace(attack, owner=seat, directed_by=seat, dealt=False)
-        victims = [other for other in _seats_from(state, attack.target) if other != seat]
-        return self._suffer(replace(state, attack=attack, toss=None), victims, one_each=True)
-
-    def _suffer(self, state: State, victims: list[int], *, one_each: bool) -> State:
-        """The open attack hits `victims` (drawn cards follow as their own events).
-
-        `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
-        target and the player after them one turn each. A Double on a Skip doubles only the
-        turns the target itself loses.
-        """
-        attack = state.attack
-        assert attack is not None
-        amount, symbol = attack.amount, attack.symbol
-        scores, lost, away = list(state.scores), list(state.lost), list(state.away)
-        steps: list[Step] = []
-        for victim in victims:
-            if symbol == MINUS20:
-                scores[victim] += amount
-            elif symbol == AFK:
-                # wobble.md: it sits out until every other seat has had `amount` turns.
-                waits = away[victim] or (0,) * state.players
-                away[victim] = tuple(
-                    turns if other == victim else turns + amount
-                    for other, turns in enumerate(waits)
-                )
-            elif symbol == MAGNET:
-                steps += [Step(NAME, victim, victim)] * amount
-            elif symbol in DRAW_ATTACKS and state.tasks:
-                steps.append(Step(TASK, victim, victim))
-        if symbol == SKIP:
-            factor = 2**attack.doubled
-            if not one_each:
-                skipped = [0] * state.players
-                seat = victims[0]
-                for _ in range(amount):
-                    skipped[seat] += 1
-                    seat = next_target(state, seat)
-                skipped[victims[0]] *= factor
-                lost = [turns + more for turns, more in zip(lost, skipped, strict=True)]
-            else:
-                for victim in victims:
-                    lost[victim] += amount * factor
-        state = replace(state, scores=tuple(scores), lost=tuple(lost), away=tuple(away), toss=None)
-        if steps:
-            return replace(state, phase=RESOLVE, steps=tuple(steps))
-        return self._give_turn(state, attack.target)
-
-    def _accepted(self, state: State, seat: int) -> State:
-        if state.phase == RESOLVE:  # a Not Me victim takes the draw instead of the task
-            return self._step_done(state)
-        attack = state.attack
-        assert attack is not None
-        if attack.symbol in DRAW_ATTACKS:
-            return self._give_turn(replace(state, toss=None), attack.target)
-        return self._suffer(replace(state, steps=()), [seat], one_each=False)
-
-    def _attempted(self, state: State, seat: int) -> State:
-        attack = state.attack
-        assert attack is not None
-        rest = state.steps[1:] if state.phase == RESOLVE else ()
-        report = Step(REPORT, reporter(attack, seat), seat)
-        return replace(state, phase=RESOLVE, steps=(report, *rest), toss=None)
-
-    def _step_done(self, state: State) -> State:
-        if len(state.steps) > 1:
-            return replace(state, steps=state.steps[1:])
-        assert state.attack is not None
-        return self._give_turn(state, state.attack.target)
-
-    def _magnet_named(self, state: State, data: Mapping[str, JSON]) -> State:
-        seat = data["seat"]
-        hands = list(state.hands)
-        for taken in data["taken"]:
-            hands[taken["seat"]] = _remove(hands[taken["seat"]], taken["cards"])
-            hands[seat] = _add(hands[seat], taken["cards"])
-        named = state.named
-        if data.get("number") is not None:
-            named = tuple(sorted((*named, data["number"])))
-        return self._step_done(replace(state, hands=tuple(hands), named=named))
+        try:
+            evolver = EVOLVERS[event.type]
+        except KeyError:
+            raise ValueError(f"wobble has no event {event.type!r}") from None
+        return replace(state, **evolver(state, event.data))
 
     # -- who may act, and how -------------------------------------------------------------------
 
@@ -1111,7 +1163,7 @@ class Wobble(DecidesBySteps):
         legal = self.legal_moves(state, seat)
         if not listed(move, legal):
             move = self._checked(state, seat, move, legal)
-        events = Decision(self.evolve, state)
+        events = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
         if kind in ("play", "toss", "pass"):
             data = _chosen(move)
@@ -1231,13 +1283,14 @@ class Wobble(DecidesBySteps):
         round_points = [points(hand) for hand in state.hands]
         scores = [score + add for score, add in zip(state.scores, round_points, strict=True)]
         final = max(scores) >= state.score_limit
+        # Read before the round's end is folded into `state`, the move's own copy.
+        round_, dealer = state.round, (state.dealer + 1) % state.players
         events.add(
             "RoundEnded",
-            {"round": state.round, "points": round_points, "scores": scores, "final": final},
+            {"round": round_, "points": round_points, "scores": scores, "final": final},
         )
         if not final:
-            dealer = (state.dealer + 1) % state.players
-            for event in self._deal(events.state, state.round + 1, dealer, rng):
+            for event in self._deal(events.state, round_ + 1, dealer, rng):
                 events.add(event.type, event.data)
 
     # -- refusing -------------------------------------------------------------------------------
