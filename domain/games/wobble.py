@@ -161,6 +161,8 @@ INDEX = {card.code: index for index, card in enumerate(CARDS)}
 GREY_CODES = frozenset(card.code for card in CARDS if card.group == GREY)
 BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
 """The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
+COLOUR_CODES = frozenset(card.code for card in CARDS if card.group not in (GREY, BROWN))
+"""The cards with a colour: the ones that may be the starting card."""
 NO_CARDS = (0,) * len(CARDS)
 VALUE = {card.code: card.value for card in CARDS}
 """Each card's minus points, looked up without the `Card` in between."""
@@ -374,6 +376,12 @@ _ONES = tuple((code,) for code in CODES)
 def _multiset(counts: Iterable[int]) -> list[str]:
     """Each code as many times as `counts` says, in `CARDS` order."""
     return list(chain.from_iterable(map(mul, _ONES, counts)))
+
+
+@cache
+def _deck_cards(deck: tuple[int, ...]) -> tuple[str, ...]:
+    """`_multiset(deck)` for a whole deck, listed once per deck rather than at every deal."""
+    return tuple(_multiset(deck))
 
 
 def _sorted_multiset(counts: tuple[int, ...]) -> list[str]:
@@ -964,12 +972,12 @@ class Wobble(DecidesBySteps):
 
     def _deal(self, state: State, round_: int, dealer: int | None, rng: Chance) -> list[Event]:
         """The events of dealing round `round_`; a `dealer` of None is drawn (the first round)."""
-        deck = _multiset(state.deck)
+        deck = list(_deck_cards(state.deck))
         rng.shuffle(deck)
         # Grey and brown cards turned up go back and are reshuffled, so the starting card is
         # simply a uniform pick among the colour cards left.
         dealt = state.players * HAND_SIZE
-        rest = sorted(card for card in deck[dealt:] if CARD[card].group not in (GREY, BROWN))
+        rest = sorted(filter(COLOUR_CODES.__contains__, deck[dealt:]))
         start = rng.choice(rest)
         # Drawn last, so the deal and the starting card of a seed stay what they always were.
         if dealer is None:
