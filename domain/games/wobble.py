@@ -43,7 +43,7 @@ from domain.rules import (
     listed,
     remembers_last_answer,
 )
-from domain.seating import winners_by
+from domain.seating import only, winners_by
 
 COLOURS = ("magenta", "cyan", "yellow", "green")
 SWAP_PAIRS = (("magenta", "cyan"), ("cyan", "yellow"), ("yellow", "green"), ("green", "magenta"))
@@ -1007,21 +1007,23 @@ class Wobble(DecidesBySteps):
         the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
         if phase in (OPENING, DRAWN, TURN):
-            return frozenset({state.turn} if state.turn is not None else ())
+            return frozenset() if state.turn is None else only(state.turn)
         if phase == ATTACK and state.attack is not None:
-            return frozenset({state.attack.target})
+            return only(state.attack.target)
         if phase == RESOLVE:
-            return frozenset({state.steps[0].seat})
+            return only(state.steps[0].seat)
         return frozenset()
 
     def may_act(self, state: State) -> frozenset[int]:
         waited_for = self.to_act(state)
         if state.phase == TURN and state.turn is not None:
-            return waited_for.union(self._tossers(state, state.turn))
-        if state.phase == ATTACK and state.attack is not None:
-            target = state.attack.target
-            return waited_for | {*self._tossers(state, target), *self._jerkers(state)}
-        return waited_for
+            others = self._tossers(state, state.turn)
+        elif state.phase == ATTACK and state.attack is not None:
+            others = [*self._tossers(state, state.attack.target), *self._jerkers(state)]
+        else:
+            return waited_for
+        # Mostly nobody may act out of turn, and the set of the seat waited for is all there is.
+        return waited_for.union(others) if others else waited_for
 
     @staticmethod
     def race_open(state: State) -> bool:
