@@ -1176,9 +1176,14 @@ class Wobble(DecidesBySteps):
         events = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
         if kind in ("play", "toss", "pass"):
-            data = _chosen(move)
+            cards = move["cards"]
             how = "drawn" if state.phase == DRAWN else kind
-            events.add("CardsPlayed", {"seat": seat, "cards": move["cards"], "how": how, **data})
+            played = {"seat": seat, "cards": cards, "how": how}
+            # Only these cards' moves make choices (a listed move, or one equal to it): the others
+            # need not be searched for them.
+            if cards[0] in CHOOSING:
+                played |= _chosen(move)
+            events.add("CardsPlayed", played)
             if move.get("discard_half"):
                 self._discard_half(events, seat, rng)
         elif kind == "start":
