@@ -16,7 +16,7 @@ who was first; a move decided on an older version is refused by the table's expe
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import accumulate, chain, compress
@@ -488,6 +488,19 @@ CHOOSING = frozenset(
     if card.symbol in ("0", CARD_EXCHANGE, HALF_HAND) or card.group == SWAP
 )
 """The cards whose play asks for more than `choices`' one empty choice."""
+
+SHEDDING_MOVES: dict[str, dict[str, tuple[JSON, JSON | None]]] = {
+    kind: {
+        code: ({"type": kind, "cards": [code]}, {"type": kind, "cards": [code, code]})
+        if CARD[code].pairable
+        else ({"type": kind, "cards": [code]}, None)
+        for code in CODES
+        if code not in CHOOSING
+    }
+    for kind in ("play", "toss", "pass")
+}
+"""Per kind of move that sheds cards, the move of each card without choices alone and as a pair
+(None if it does not pair): built once, as every state lists them, and shared by their lists."""
 
 
 def reporter(attack: Attack, subject: int) -> int:
@@ -1098,32 +1111,33 @@ class Wobble(DecidesBySteps):
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
-            offensive = [c for c in hand if CARD[c].symbol == attack.symbol]
+            offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
             moves.append({"type": "accept"})
             if state.tasks and attack.symbol in DRAW_ATTACKS:
                 moves.append({"type": "attempt"})
         elif state.toss is not None and seat in self._tossers(state, self._mover(state)):
-            moves += self._plays(state, seat, "toss", [state.toss])
+            moves += self._plays(state, seat, "toss", {state.toss})
         if attack is not None and seat in self._jerkers(state):
             moves += self._jerks(state, seat)
         return moves
 
-    def _plays(self, state: State, seat: int, kind: str, cards: Iterable[str]) -> list[JSON]:
+    def _plays(self, state: State, seat: int, kind: str, cards: Set[str]) -> list[JSON]:
         moves: list[JSON] = []
         hand = state.hands[seat]
-        for code in sorted(set(cards)):
-            card = CARD[code]
-            pair = card.pairable and hand.count(code) >= 2
-            if code not in CHOOSING:  # most cards: no choices to ask for, so no `choices` call
-                moves.append({"type": kind, "cards": [code]})
-                if pair:
-                    moves.append({"type": kind, "cards": [code, code]})
+        shared = SHEDDING_MOVES[kind]
+        for code in sorted(cards):
+            if code in shared:  # most cards: no choices to ask for, so no `choices` call
+                alone, both = shared[code]
+                moves.append(alone)
+                if both is not None and hand.count(code) >= 2:
+                    moves.append(both)
                 continue
+            card = CARD[code]
             options = choices(state, seat, card)
             moves += [{"type": kind, "cards": [code], **choice} for choice in options]
-            if pair:
+            if card.pairable and hand.count(code) >= 2:
                 moves += [{"type": kind, "cards": [code, code], **choice} for choice in options]
         return moves
 
@@ -1178,7 +1192,8 @@ class Wobble(DecidesBySteps):
         if kind in ("play", "toss", "pass"):
             cards = move["cards"]
             how = "drawn" if state.phase == DRAWN else kind
-            played = {"seat": seat, "cards": cards, "how": how}
+            # The event's own list: the move's is shared by every state's legal moves.
+            played = {"seat": seat, "cards": [*cards], "how": how}
             # Only these cards' moves make choices (a listed move, or one equal to it): the others
             # need not be searched for them.
             if cards[0] in CHOOSING:
