@@ -16,7 +16,7 @@ who was first; a move decided on an older version is refused by the table's expe
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import accumulate, chain, compress
@@ -397,16 +397,23 @@ def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
     remaining = list(counts)
     picked = []
     for _ in range(size):
-        # The card whose run of copies, laid out in `CARDS` order, covers the position drawn:
-        # the first whose running total exceeds it. The last running total is the cards left,
-        # so no `sum` of the pile is needed besides.
-        running = list(accumulate(remaining))
-        if not running[-1]:
+        index = _pick(remaining, rng)
+        if index is None:
             break
-        index = bisect_right(running, rng.randrange(running[-1]))
         remaining[index] -= 1
         picked.append(CODES[index])
     return sorted(picked)
+
+
+def _pick(counts: Sequence[int], rng: Chance) -> int | None:
+    """The index of one card drawn from the multiset `counts`; None if it is empty."""
+    # The card whose run of copies, laid out in `CARDS` order, covers the position drawn: the
+    # first whose running total exceeds it. The last running total is the cards left, so no
+    # `sum` of the pile is needed besides.
+    running = list(accumulate(counts))
+    if not running[-1]:
+        return None
+    return bisect_right(running, rng.randrange(running[-1]))
 
 
 def _next(state: State, seat: int) -> int:
@@ -1210,7 +1217,8 @@ class Wobble(DecidesBySteps):
             if not any(state.draw) and state.discard_size:
                 events.add("DiscardsReshuffled", {"count": state.discard_size})
             draw = events.state.draw
-            card = next(iter(_sample(draw, 1, rng)), None)
+            index = _pick(draw, rng)
+            card = None if index is None else CODES[index]
             events.add("CardDrawn", {"seat": seat, "card": card})
         elif kind == "exchange_greys":
             shown = list(state.hands[seat])
