@@ -666,7 +666,7 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
         "draw": _count(state.draw, [card], -1),
         "toss": None,
     }
-    if matches(state, CARD[card]):
+    if card in _matching(state.top, state.colour):
         return drawn | {"phase": DRAWN, "drawn": card}
     return drawn | _give_turn(state, _next(state, seat))
 
