@@ -16,7 +16,7 @@ who was first; a move decided on an older version is refused by the table's expe
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import accumulate, chain, compress
@@ -29,9 +29,12 @@ from domain.frozen import replace, with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
+    Changes,
     DecidesBySteps,
     Decision,
     Event,
+    Evolvers,
+    FoldingDecision,
     GameInfo,
     Option,
     OptionError,
@@ -40,7 +43,7 @@ from domain.rules import (
     listed,
     remembers_last_answer,
 )
-from domain.seating import winners_by
+from domain.seating import only, winners_by
 
 COLOURS = ("magenta", "cyan", "yellow", "green")
 SWAP_PAIRS = (("magenta", "cyan"), ("cyan", "yellow"), ("yellow", "green"), ("green", "magenta"))
@@ -158,6 +161,8 @@ INDEX = {card.code: index for index, card in enumerate(CARDS)}
 GREY_CODES = frozenset(card.code for card in CARDS if card.group == GREY)
 BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
 """The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
+COLOUR_CODES = frozenset(card.code for card in CARDS if card.group not in (GREY, BROWN))
+"""The cards with a colour: the ones that may be the starting card."""
 NO_CARDS = (0,) * len(CARDS)
 VALUE = {card.code: card.value for card in CARDS}
 """Each card's minus points, looked up without the `Card` in between."""
@@ -285,13 +290,6 @@ class Attack:
     makes it a seat's."""
 
 
-def _turned_up(state: State) -> State:
-    """`state` after the starting card acted: an attack it opened is the deal's."""
-    if state.attack is None:
-        return state
-    return replace(state, attack=replace(state.attack, dealt=True))
-
-
 @dataclass(frozen=True)
 class Step:
     """One pending part of an accepted attack: `seat` names a number, chooses or reports a task."""
@@ -340,6 +338,9 @@ class State:
     """Per seat sitting out (AFK): how many more turns of each seat, by seat, it waits for;
     `()` for a seat that plays, so that `state.away[seat]` is true only while it sits out.
     Under rules version 2, one count for a seat sitting out: the turns of any seats it waits for."""
+    afk_counts_any_turns: bool = False
+    """Rules version 2: an AFK seat sits out `amount` turns of any seats per other seat, a
+    toss-in counting as nobody's turn; since version 3 it waits for each other seat's own."""
 
     @property
     def draw_size(self) -> int:
@@ -381,6 +382,12 @@ def _multiset(counts: Iterable[int]) -> list[str]:
     return list(chain.from_iterable(map(mul, _ONES, counts)))
 
 
+@cache
+def _deck_cards(deck: tuple[int, ...]) -> tuple[str, ...]:
+    """`_multiset(deck)` for a whole deck, listed once per deck rather than at every deal."""
+    return tuple(_multiset(deck))
+
+
 def _sorted_multiset(counts: tuple[int, ...]) -> list[str]:
     """`sorted(_multiset(counts))`, repeating only the codes present: the face-up discards that
     `view` lists are a few dozen of the 138 codes, and sorting those few cost less than
@@ -394,16 +401,23 @@ def _sample(counts: tuple[int, ...], size: int, rng: Chance) -> list[str]:
     remaining = list(counts)
     picked = []
     for _ in range(size):
-        # The card whose run of copies, laid out in `CARDS` order, covers the position drawn:
-        # the first whose running total exceeds it. The last running total is the cards left,
-        # so no `sum` of the pile is needed besides.
-        running = list(accumulate(remaining))
-        if not running[-1]:
+        index = _pick(remaining, rng)
+        if index is None:
             break
-        index = bisect_right(running, rng.randrange(running[-1]))
         remaining[index] -= 1
         picked.append(CODES[index])
     return sorted(picked)
+
+
+def _pick(counts: Sequence[int], rng: Chance) -> int | None:
+    """The index of one card drawn from the multiset `counts`; None if it is empty."""
+    # The card whose run of copies, laid out in `CARDS` order, covers the position drawn: the
+    # first whose running total exceeds it. The last running total is the cards left, so no
+    # `sum` of the pile is needed besides.
+    running = list(accumulate(counts))
+    if not running[-1]:
+        return None
+    return bisect_right(running, rng.randrange(running[-1]))
 
 
 def _next(state: State, seat: int) -> int:
@@ -432,50 +446,6 @@ def _had_a_turn(away: tuple[tuple[int, ...], ...], seat: int) -> tuple[tuple[int
             fewer = with_item(waits, seat, waits[seat] - 1)
             changed[other] = fewer if any(fewer) else ()
     return tuple(changed)
-
-
-Away = tuple[tuple[int, ...], ...]
-
-
-def _reached(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
-    """The seat the turn reaches going to `seat`: `seat`, or on to the first seat that neither
-    loses it nor is away; and the turns lost and sat out after that.
-
-    Each seat the turn order reaches has had a turn, for the seats sitting out: the one given
-    the turn, and each one passed over, as it loses its turn or sits out itself (two seats
-    sitting out would otherwise wait for each other for ever)."""
-    lost, away = list(state.lost), state.away
-    if all(away):  # everyone is away: nobody could move, so they all come back
-        away = ((),) * state.players
-    while True:
-        away = _had_a_turn(away, seat)
-        if lost[seat]:
-            lost[seat] -= 1
-        elif not away[seat]:
-            break
-        seat = _next(state, seat)
-    return seat, tuple(lost), away
-
-
-def _reached_counting_any_turns(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
-    """`_reached` under rules version 2, where a seat sitting out holds one count, `(turns,)`:
-    the turns of any seats it still sits out. Seats passed over do not count; the seat the turn
-    reaches counts one down for everyone else sitting out; if every seat is away, all return."""
-    lost = list(state.lost)
-    away = [waits[0] if waits else 0 for waits in state.away]
-    passed_away = 0
-    while True:
-        if lost[seat]:
-            lost[seat] -= 1
-        elif away[seat] and passed_away < state.players:
-            passed_away += 1
-        else:
-            break
-        seat = _next(state, seat)
-    if passed_away >= state.players:
-        away = [0] * state.players
-    away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
-    return seat, tuple(lost), tuple((turns,) if turns else () for turns in away)
 
 
 def _seats_from(state: State, first: int) -> list[int]:
@@ -530,6 +500,19 @@ CHOOSING = frozenset(
 )
 """The cards whose play asks for more than `choices`' one empty choice."""
 
+SHEDDING_MOVES: dict[str, dict[str, tuple[JSON, JSON | None]]] = {
+    kind: {
+        code: ({"type": kind, "cards": [code]}, {"type": kind, "cards": [code, code]})
+        if CARD[code].pairable
+        else ({"type": kind, "cards": [code]}, None)
+        for code in CODES
+        if code not in CHOOSING
+    }
+    for kind in ("play", "toss", "pass")
+}
+"""Per kind of move that sheds cards, the move of each card without choices alone and as a pair
+(None if it does not pair): built once, as every state lists them, and shared by their lists."""
+
 
 def reporter(attack: Attack, subject: int) -> int:
     """Who reports `subject`'s task: the card's owner, or who aimed it if the owner is `subject`."""
@@ -538,6 +521,408 @@ def reporter(attack: Attack, subject: int) -> int:
 
 def points(hand: Iterable[str]) -> int:
     return sum(map(VALUE.__getitem__, hand))
+
+
+# -- folding events -------------------------------------------------------------------------------
+
+# Evolvers answer the fields an event changes, not a new state: `evolve` copies the state once
+# with them, and a move's `FoldingDecision` writes them into the one copy it makes for it. Where a
+# later rule of the same event reads a field an earlier one changed (the next seat after a
+# Reverse, say), it reads it from a copy of the state with that change.
+
+
+def _on_round_started(state: State, data: Mapping[str, JSON]) -> Changes:
+    n = state.players
+    return {
+        "first_dealer": data["dealer"] if data["round"] == 0 else state.first_dealer,
+        "round": data["round"],
+        "dealer": data["dealer"],
+        "direction": 1,
+        "hands": ((),) * n,
+        "draw": state.deck,
+        "discard": NO_CARDS,
+        "buried": NO_CARDS,
+        "top": None,
+        "colour": None,
+        "phase": DEALING,
+        "turn": None,
+        "drawn": None,
+        "attack": None,
+        "steps": (),
+        "toss": None,
+        "toss_by": None,
+        "named": (),
+        "lost": (0,) * n,
+        "away": ((),) * n,
+    }
+
+
+def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
+    cards = data["cards"]
+    return {
+        "hands": with_item(state.hands, data["seat"], tuple(sorted(cards))),
+        "draw": _count(state.draw, cards, -1),
+    }
+
+
+def _on_start_card_turned(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], CARD[data["card"]]
+    turned: Changes = {
+        "draw": _count(state.draw, [card.code], -1),
+        "top": card.code,
+        "colour": card.colours[0] if card.group != SWAP else None,
+    }
+    state = replace(state, **turned)
+    options = choices(state, seat, card)
+    if len(options) > 1:
+        return turned | {"phase": OPENING, "turn": seat}
+    return turned | _played(state, seat, card, 1, options[0], hands=state.hands, dealt=True)
+
+
+def _on_start_card_resolved(state: State, data: Mapping[str, JSON]) -> Changes:
+    card = CARD[state.top or ""]
+    return _played(state, data["seat"], card, 1, data, hands=state.hands, dealt=True)
+
+
+def _on_cards_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    tossed: Changes = {}
+    if data["how"] == "toss" and any(state.away) and not state.afk_counts_any_turns:
+        # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
+        # as after its turn, so a seat sitting out counts it as the tosser's turn.
+        state = replace(state, away=_had_a_turn(state.away, seat))
+        tossed["away"] = state.away
+    hands = with_item(state.hands, seat, _remove(state.hands[seat], cards))
+    # The old top card and the second card of a pair end up under the new top card.
+    covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
+    return {
+        **tossed,
+        "hands": hands,
+        "discard": _count(state.discard, covered, 1),
+        "top": cards[0],
+        "drawn": None,
+        **_played(state, seat, CARD[cards[0]], len(cards), data, hands=hands),
+    }
+
+
+def _played(
+    state: State,
+    seat: int,
+    card: Card,
+    copies: int,
+    data: Mapping[str, JSON],
+    *,
+    hands: tuple[tuple[str, ...], ...],
+    dealt: bool = False,
+) -> Changes:
+    """The fields that change as `copies` of `card`, just put on the discard pile by `seat`, act.
+
+    `hands`: the hands once the cards are laid down. `dealt`: the card is the starting card,
+    turned up by the deal, so an attack it opens is the deal's."""
+    colour = data["colour"] if card.group == SWAP else card.colours[0]
+    changes: Changes = {"colour": colour, "toss": card.code, "toss_by": seat}
+    if card.group == OFFENSIVE:
+        open_attack = state.attack
+        amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
+        if open_attack is not None:
+            # A stack passed on keeps what was done to it, a Double included.
+            amount += open_attack.amount
+            doubled = open_attack.doubled
+        target = next_target(state, seat)
+        passed = open_attack is not None
+        attack = Attack(
+            card.symbol, amount, seat, target, seat, passed, doubled=doubled, dealt=dealt
+        )
+        changes |= {"phase": ATTACK, "turn": None, "attack": attack}
+        return changes
+    # The turn passes on in the new direction or seating, so it is found on a state with it.
+    if card.symbol == REVERSE and copies % 2:
+        state = replace(state, direction=-state.direction)
+        changes["direction"] = state.direction
+    elif card.symbol == "0" and data.get("swap_with") is not None:
+        ring = list(state.ring)
+        mine, theirs = ring.index(seat), ring.index(data["swap_with"])
+        ring[mine], ring[theirs] = ring[theirs], ring[mine]
+        state = replace(state, ring=tuple(ring))
+        changes["ring"] = state.ring
+    elif card.symbol == CARD_EXCHANGE:
+        other = data["exchange_with"]
+        exchanged = list(hands)
+        exchanged[seat], exchanged[other] = exchanged[other], exchanged[seat]
+        changes["hands"] = tuple(exchanged)
+    return changes | _give_turn(state, _next(state, seat))
+
+
+def _on_half_hand_discarded(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    return {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], cards)),
+        "buried": _count(state.buried, cards, 1),
+    }
+
+
+def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    if card is None:
+        return {"toss": None, **_give_turn(state, _next(state, seat))}
+    drawn: Changes = {
+        "hands": with_item(state.hands, seat, _add(state.hands[seat], [card])),
+        "draw": _count(state.draw, [card], -1),
+        "toss": None,
+    }
+    if card in _matching(state.top, state.colour):
+        return drawn | {"phase": DRAWN, "drawn": card}
+    return drawn | _give_turn(state, _next(state, seat))
+
+
+def _on_cards_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, cards = data["seat"], data["cards"]
+    return {
+        "hands": with_item(state.hands, seat, _add(state.hands[seat], cards)),
+        "draw": _count(state.draw, cards, -1),
+    }
+
+
+def _on_discards_reshuffled(state: State, data: Mapping[str, JSON]) -> Changes:
+    piles = zip(state.draw, state.discard, state.buried, strict=True)
+    return {"draw": tuple(map(sum, piles)), "discard": NO_CARDS, "buried": NO_CARDS}
+
+
+def _on_greys_exchanged(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
+    hand = _add(_remove(state.hands[seat], shown), drawn)
+    return {
+        "hands": with_item(state.hands, seat, hand),
+        "draw": _count(_count(state.draw, shown, 1), drawn, -1),
+        "toss": None,
+        **_give_turn(state, _next(state, seat)),
+    }
+
+
+def _give_turn(state: State, seat: int) -> Changes:
+    """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
+    if not state.lost[seat] and not any(state.away):
+        # The usual case: `seat` simply moves, and no turn lost or sat out changes.
+        return {"phase": TURN, "turn": seat, "drawn": None, "attack": None, "steps": ()}
+    reach = _reached_counting_any_turns if state.afk_counts_any_turns else _reached
+    seat, lost, away = reach(state, seat)
+    return {
+        "phase": TURN,
+        "turn": seat,
+        "drawn": None,
+        "attack": None,
+        "steps": (),
+        "lost": lost,
+        "away": away,
+    }
+
+
+Away = tuple[tuple[int, ...], ...]
+
+
+def _reached(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
+    """The seat the turn reaches going to `seat`: `seat`, or on to the first seat that neither
+    loses it nor is away; and the turns lost and sat out after that.
+
+    Each seat the turn order reaches has had a turn, for the seats sitting out: the one given
+    the turn, and each one passed over, as it loses its turn or sits out itself (two seats
+    sitting out would otherwise wait for each other for ever)."""
+    lost, away = list(state.lost), state.away
+    if all(away):  # everyone is away: nobody could move, so they all come back
+        away = ((),) * state.players
+    while True:
+        away = _had_a_turn(away, seat)
+        if lost[seat]:
+            lost[seat] -= 1
+        elif not away[seat]:
+            break
+        seat = _next(state, seat)
+    return seat, tuple(lost), away
+
+
+def _reached_counting_any_turns(state: State, seat: int) -> tuple[int, tuple[int, ...], Away]:
+    """`_reached` under rules version 2, where a seat sitting out holds one count, `(turns,)`:
+    the turns of any seats it still sits out. Seats passed over do not count; the seat the turn
+    reaches counts one down for everyone else sitting out; if every seat is away, all return."""
+    lost = list(state.lost)
+    away = [waits[0] if waits else 0 for waits in state.away]
+    passed_away = 0
+    while True:
+        if lost[seat]:
+            lost[seat] -= 1
+        elif away[seat] and passed_away < state.players:
+            passed_away += 1
+        else:
+            break
+        seat = _next(state, seat)
+    if passed_away >= state.players:
+        away = [0] * state.players
+    away = [max(0, turns - 1) if other != seat else turns for other, turns in enumerate(away)]
+    return seat, tuple(lost), tuple((turns,) if turns else () for turns in away)
+
+
+def _on_defence_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    attack = state.attack
+    assert attack is not None
+    direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
+    return {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], [card])),
+        "discard": _count(state.discard, [card], 1),
+        "direction": direction,
+        "attack": replace(attack, target=data["target"], directed_by=seat),
+        "toss": None,
+    }
+
+
+def _on_jerk_played(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, card = data["seat"], data["card"]
+    attack = state.attack
+    assert attack is not None
+    laid: Changes = {
+        "hands": with_item(state.hands, seat, _remove(state.hands[seat], [card])),
+        "discard": _count(state.discard, [card], 1),
+        "toss": None if seat == attack.target else state.toss,
+    }
+    attack = replace(attack, jerk_open=False)
+    symbol = CARD[card].symbol
+    if symbol == DOUBLE:
+        # wobble.md: a doubled Skip costs its target twice the turns and nobody else any,
+        # so it is kept apart from the stack's Skips; other effects simply double.
+        if attack.symbol == SKIP:
+            return laid | {"attack": replace(attack, doubled=attack.doubled + 1)}
+        return laid | {"attack": replace(attack, amount=attack.amount * 2)}
+    if symbol == CAPTURE:
+        target = data.get("target")
+        assert target is not None
+        captured = replace(attack, owner=seat, target=target, directed_by=seat, dealt=False)
+        return laid | {"attack": captured}
+    # Not Me: every other seat suffers the effect; its player stands in for the owner.
+    attack = replace(attack, owner=seat, directed_by=seat, dealt=False)
+    victims = [other for other in _seats_from(state, attack.target) if other != seat]
+    return laid | _suffer(state, attack, victims, one_each=True)
+
+
+def _suffer(state: State, attack: Attack, victims: list[int], *, one_each: bool) -> Changes:
+    """The fields that change as `attack` hits `victims` (drawn cards follow as their own events).
+
+    `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
+    target and the player after them one turn each. A Double on a Skip doubles only the
+    turns the target itself loses.
+    """
+    amount, symbol = attack.amount, attack.symbol
+    scores, lost, away = list(state.scores), list(state.lost), list(state.away)
+    steps: list[Step] = []
+    for victim in victims:
+        if symbol == MINUS20:
+            scores[victim] += amount
+        elif symbol == AFK and state.afk_counts_any_turns:
+            away[victim] = ((away[victim] or (0,))[0] + amount * (state.players - 1),)
+        elif symbol == AFK:
+            # wobble.md: it sits out until every other seat has had `amount` turns.
+            waits = away[victim] or (0,) * state.players
+            away[victim] = tuple(
+                turns if other == victim else turns + amount for other, turns in enumerate(waits)
+            )
+        elif symbol == MAGNET:
+            steps += [Step(NAME, victim, victim)] * amount
+        elif symbol in DRAW_ATTACKS and state.tasks:
+            steps.append(Step(TASK, victim, victim))
+    if symbol == SKIP:
+        factor = 2**attack.doubled
+        if not one_each:
+            skipped = [0] * state.players
+            seat = victims[0]
+            for _ in range(amount):
+                skipped[seat] += 1
+                seat = next_target(state, seat)
+            skipped[victims[0]] *= factor
+            lost = [turns + more for turns, more in zip(lost, skipped, strict=True)]
+        else:
+            for victim in victims:
+                lost[victim] += amount * factor
+    suffered: Changes = {
+        "attack": attack,
+        "scores": tuple(scores),
+        "lost": tuple(lost),
+        "away": tuple(away),
+        "toss": None,
+    }
+    if steps:
+        return suffered | {"phase": RESOLVE, "steps": tuple(steps)}
+    # The turn skips the turns just lost and the seats just sent away.
+    return suffered | _give_turn(replace(state, **suffered), attack.target)
+
+
+def _on_attack_accepted(state: State, data: Mapping[str, JSON]) -> Changes:
+    if state.phase == RESOLVE:  # a Not Me victim takes the draw instead of the task
+        return _step_done(state)
+    attack = state.attack
+    assert attack is not None
+    if attack.symbol in DRAW_ATTACKS:
+        return {"toss": None, **_give_turn(state, attack.target)}
+    return _suffer(state, attack, [data["seat"]], one_each=False)
+
+
+def _on_task_attempted(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat, attack = data["seat"], state.attack
+    assert attack is not None
+    rest = state.steps[1:] if state.phase == RESOLVE else ()
+    report = Step(REPORT, reporter(attack, seat), seat)
+    return {"phase": RESOLVE, "steps": (report, *rest), "toss": None}
+
+
+def _on_task_reported(state: State, data: Mapping[str, JSON]) -> Changes:
+    return _step_done(state)
+
+
+def _step_done(state: State) -> Changes:
+    if len(state.steps) > 1:
+        return {"steps": state.steps[1:]}
+    assert state.attack is not None
+    return _give_turn(state, state.attack.target)
+
+
+def _on_magnet_named(state: State, data: Mapping[str, JSON]) -> Changes:
+    seat = data["seat"]
+    hands = list(state.hands)
+    for taken in data["taken"]:
+        hands[taken["seat"]] = _remove(hands[taken["seat"]], taken["cards"])
+        hands[seat] = _add(hands[seat], taken["cards"])
+    named = state.named
+    if data.get("number") is not None:
+        named = tuple(sorted((*named, data["number"])))
+    return {"hands": tuple(hands), "named": named, **_step_done(state)}
+
+
+def _on_round_ended(state: State, data: Mapping[str, JSON]) -> Changes:
+    scores: Changes = {"scores": tuple(data["scores"])}
+    if data["final"]:
+        return scores | {"phase": OVER, "turn": None, "toss": None, "attack": None}
+    return scores
+
+
+EVOLVERS: Evolvers[State] = {
+    "RoundStarted": _on_round_started,
+    "CardsDealt": _on_cards_dealt,
+    "StartCardTurned": _on_start_card_turned,
+    "StartCardResolved": _on_start_card_resolved,
+    "CardsPlayed": _on_cards_played,
+    "HalfHandDiscarded": _on_half_hand_discarded,
+    "CardDrawn": _on_card_drawn,
+    "CardsDrawn": _on_cards_drawn,
+    "DiscardsReshuffled": _on_discards_reshuffled,
+    "GreysExchanged": _on_greys_exchanged,
+    "DefencePlayed": _on_defence_played,
+    "JerkPlayed": _on_jerk_played,
+    "AttackAccepted": _on_attack_accepted,
+    "TaskAttempted": _on_task_attempted,
+    "TaskReported": _on_task_reported,
+    "MagnetNamed": _on_magnet_named,
+    "RoundEnded": _on_round_ended,
+}
+"""What each event changes in a state: `evolve` copies the state with it, and a move's
+`FoldingDecision` writes it into the one copy it makes for the move."""
 
 
 # -- the rules ------------------------------------------------------------------------------------
@@ -625,8 +1010,6 @@ class Wobble(DecidesBySteps):
         if rules_version not in (2, INFO.rules_version):
             raise ValueError(f"wobble decides rules versions 2 and {INFO.rules_version} only")
         self.info = replace(INFO, rules_version=rules_version)
-        # Rules version 2: an AFK seat sat out `amount` turns of any seats per other seat, a
-        # toss-in counting as nobody's turn; since version 3 it waits for each other seat's own.
         self._afk_counts_any_turns = rules_version == 2
 
     # -- setup and folding ----------------------------------------------------------------------
@@ -643,6 +1026,7 @@ class Wobble(DecidesBySteps):
             first_dealer=None if named_first is None else (int(named_first) - 1) % players,
             scores=(0,) * players,
             ring=tuple(range(players)),
+            afk_counts_any_turns=self._afk_counts_any_turns,
         )
 
     def setup(self, players: int, options: Mapping[str, JSON], rng: Chance) -> list[Event]:
@@ -651,12 +1035,12 @@ class Wobble(DecidesBySteps):
 
     def _deal(self, state: State, round_: int, dealer: int | None, rng: Chance) -> list[Event]:
         """The events of dealing round `round_`; a `dealer` of None is drawn (the first round)."""
-        deck = _multiset(state.deck)
+        deck = list(_deck_cards(state.deck))
         rng.shuffle(deck)
         # Grey and brown cards turned up go back and are reshuffled, so the starting card is
         # simply a uniform pick among the colour cards left.
         dealt = state.players * HAND_SIZE
-        rest = sorted(card for card in deck[dealt:] if CARD[card].group not in (GREY, BROWN))
+        rest = sorted(filter(COLOUR_CODES.__contains__, deck[dealt:]))
         start = rng.choice(rest)
         # Drawn last, so the deal and the starting card of a seed stay what they always were.
         if dealer is None:
@@ -673,305 +1057,11 @@ class Wobble(DecidesBySteps):
         return events
 
     def evolve(self, state: State, event: Event) -> State:
-        data = event.data
-        match event.type:
-            case "RoundStarted":
-                n = state.players
-                first_dealer = data["dealer"] if data["round"] == 0 else state.first_dealer
-                return replace(
-                    state,
-                    first_dealer=first_dealer,
-                    round=data["round"],
-                    dealer=data["dealer"],
-                    direction=1,
-                    hands=((),) * n,
-                    draw=state.deck,
-                    discard=NO_CARDS,
-                    buried=NO_CARDS,
-                    top=None,
-                    colour=None,
-                    phase=DEALING,
-                    turn=None,
-                    drawn=None,
-                    attack=None,
-                    steps=(),
-                    toss=None,
-                    toss_by=None,
-                    named=(),
-                    lost=(0,) * n,
-                    away=((),) * n,
-                )
-            case "CardsDealt":
-                cards = data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, data["seat"], tuple(sorted(cards))),
-                    draw=_count(state.draw, cards, -1),
-                )
-            case "StartCardTurned":
-                card = CARD[data["card"]]
-                state = replace(
-                    state,
-                    draw=_count(state.draw, [card.code], -1),
-                    top=card.code,
-                    colour=card.colours[0] if card.group != SWAP else None,
-                )
-                options = choices(state, data["seat"], card)
-                if len(options) > 1:
-                    return replace(state, phase=OPENING, turn=data["seat"])
-                return _turned_up(self._played(state, data["seat"], card, 1, options[0]))
-            case "StartCardResolved":
-                return _turned_up(self._played(state, data["seat"], CARD[state.top or ""], 1, data))
-            case "CardsPlayed":
-                return self._cards_played(state, data)
-            case "HalfHandDiscarded":
-                seat, cards = data["seat"], data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
-                    buried=_count(state.buried, cards, 1),
-                )
-            case "CardDrawn":
-                return self._card_drawn(state, data["seat"], data["card"])
-            case "CardsDrawn":
-                seat, cards = data["seat"], data["cards"]
-                return replace(
-                    state,
-                    hands=with_item(state.hands, seat, _add(state.hands[seat], cards)),
-                    draw=_count(state.draw, cards, -1),
-                )
-            case "DiscardsReshuffled":
-                piles = zip(state.draw, state.discard, state.buried, strict=True)
-                draw = tuple(map(sum, piles))
-                return replace(state, draw=draw, discard=NO_CARDS, buried=NO_CARDS)
-            case "GreysExchanged":
-                seat, shown, drawn = data["seat"], data["shown"], data["drawn"]
-                hand = _add(_remove(state.hands[seat], shown), drawn)
-                draw = _count(_count(state.draw, shown, 1), drawn, -1)
-                state = replace(
-                    state, hands=with_item(state.hands, seat, hand), draw=draw, toss=None
-                )
-                return self._give_turn(state, _next(state, seat))
-            case "DefencePlayed":
-                return self._defended(state, data["seat"], data["card"], data["target"])
-            case "JerkPlayed":
-                return self._jerked(state, data["seat"], data["card"], data.get("target"))
-            case "AttackAccepted":
-                return self._accepted(state, data["seat"])
-            case "TaskAttempted":
-                return self._attempted(state, data["seat"])
-            case "TaskReported":
-                return self._step_done(state)
-            case "MagnetNamed":
-                return self._magnet_named(state, data)
-            case "RoundEnded":
-                state = replace(state, scores=tuple(data["scores"]))
-                if data["final"]:
-                    return replace(state, phase=OVER, turn=None, toss=None, attack=None)
-                return state
-        raise ValueError(f"wobble has no event {event.type!r}")
-
-    def _cards_played(self, state: State, data: Mapping[str, JSON]) -> State:
-        seat, cards = data["seat"], data["cards"]
-        if data["how"] == "toss" and any(state.away) and not self._afk_counts_any_turns:
-            # wobble.md: a toss-in acts as its tosser's play, and play goes on after the tosser
-            # as after its turn, so a seat sitting out counts it as the tosser's turn.
-            state = replace(state, away=_had_a_turn(state.away, seat))
-        # The old top card and the second card of a pair end up under the new top card.
-        covered = cards[1:] if state.top is None else [state.top, *cards[1:]]
-        return self._played(
-            state,
-            seat,
-            CARD[cards[0]],
-            len(cards),
-            data,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], cards)),
-            discard=_count(state.discard, covered, 1),
-            top=cards[0],
-            drawn=None,
-        )
-
-    def _played(
-        self,
-        state: State,
-        seat: int,
-        card: Card,
-        copies: int,
-        data: Mapping[str, JSON],
-        **laid: object,
-    ) -> State:
-        """`seat` has just put `copies` of `card` on the discard pile: its action happens.
-
-        `laid`: the fields that laying the card down changed, not yet in `state`, so that one
-        copy of the state takes both those and the play's own changes."""
-        colour = data["colour"] if card.group == SWAP else card.colours[0]
-        state = replace(state, colour=colour, toss=card.code, toss_by=seat, **laid)
-        if card.group == OFFENSIVE:
-            open_attack = state.attack
-            amount, doubled = OFFENSIVE_UNITS[card.symbol] * copies, 0
-            if open_attack is not None:
-                # A stack passed on keeps what was done to it, a Double included.
-                amount += open_attack.amount
-                doubled = open_attack.doubled
-            target = next_target(state, seat)
-            passed = open_attack is not None
-            attack = Attack(card.symbol, amount, seat, target, seat, passed, doubled=doubled)
-            return replace(state, phase=ATTACK, turn=None, attack=attack)
-        if card.symbol == REVERSE and copies % 2:
-            state = replace(state, direction=-state.direction)
-        elif card.symbol == "0" and data.get("swap_with") is not None:
-            ring = list(state.ring)
-            mine, theirs = ring.index(seat), ring.index(data["swap_with"])
-            ring[mine], ring[theirs] = ring[theirs], ring[mine]
-            state = replace(state, ring=tuple(ring))
-        elif card.symbol == CARD_EXCHANGE:
-            other = data["exchange_with"]
-            hands = list(state.hands)
-            hands[seat], hands[other] = hands[other], hands[seat]
-            state = replace(state, hands=tuple(hands))
-        return self._give_turn(state, _next(state, seat))
-
-    def _card_drawn(self, state: State, seat: int, card: str | None) -> State:
-        if card is None:
-            return self._give_turn(replace(state, toss=None), _next(state, seat))
-        state = replace(
-            state,
-            hands=with_item(state.hands, seat, _add(state.hands[seat], [card])),
-            draw=_count(state.draw, [card], -1),
-            toss=None,
-        )
-        if matches(state, CARD[card]):
-            return replace(state, phase=DRAWN, drawn=card)
-        return self._give_turn(state, _next(state, seat))
-
-    def _give_turn(self, state: State, seat: int) -> State:
-        """The turn goes to `seat`, or on to the first seat that neither loses it nor is away."""
-        if not state.lost[seat] and not any(state.away):
-            # The usual case: `seat` simply moves, and no turn lost or sat out changes.
-            return replace(state, phase=TURN, turn=seat, drawn=None, attack=None, steps=())
-        reach = _reached_counting_any_turns if self._afk_counts_any_turns else _reached
-        seat, lost, away = reach(state, seat)
-        return replace(
-            state, phase=TURN, turn=seat, drawn=None, attack=None, steps=(), lost=lost, away=away
-        )
-
-    def _defended(self, state: State, seat: int, card: str, target: int) -> State:
-        attack = state.attack
-        assert attack is not None
-        direction = -state.direction if CARD[card].symbol == MIRROR else state.direction
-        return replace(
-            state,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
-            discard=_count(state.discard, [card], 1),
-            direction=direction,
-            attack=replace(attack, target=target, directed_by=seat),
-            toss=None,
-        )
-
-    def _jerked(self, state: State, seat: int, card: str, target: int | None) -> State:
-        attack = state.attack
-        assert attack is not None
-        symbol = CARD[card].symbol
-        state = replace(
-            state,
-            hands=with_item(state.hands, seat, _remove(state.hands[seat], [card])),
-            discard=_count(state.discard, [card], 1),
-            toss=None if seat == attack.target else state.toss,
-        )
-        attack = replace(attack, jerk_open=False)
-        if symbol == DOUBLE:
-            # wobble.md: a doubled Skip costs its target twice the turns and nobody else any,
-            # so it is kept apart from the stack's Skips; other effects simply double.
-            if attack.symbol == SKIP:
-                return replace(state, attack=replace(attack, doubled=attack.doubled + 1))
-            return replace(state, attack=replace(attack, amount=attack.amount * 2))
-        if symbol == CAPTURE:
-            assert target is not None
-            attack = replace(attack, owner=seat, target=target, directed_by=seat, dealt=False)
-            return replace(state, attack=attack)
-        # Not Me: every other seat suffers the effect; its player stands in for the owner.
-        attack = replace(attack, owner=seat, directed_by=seat, dealt=False)
-        victims = [other for other in _seats_from(state, attack.target) if other != seat]
-        return self._suffer(replace(state, attack=attack, toss=None), victims, one_each=True)
-
-    def _suffer(self, state: State, victims: list[int], *, one_each: bool) -> State:
-        """The open attack hits `victims` (drawn cards follow as their own events).
-
-        `one_each` (Not Me): a Skip costs each victim its turns; otherwise Skip x2 costs the
-        target and the player after them one turn each. A Double on a Skip doubles only the
-        turns the target itself loses.
-        """
-        attack = state.attack
-        assert attack is not None
-        amount, symbol = attack.amount, attack.symbol
-        scores, lost, away = list(state.scores), list(state.lost), list(state.away)
-        steps: list[Step] = []
-        for victim in victims:
-            if symbol == MINUS20:
-                scores[victim] += amount
-            elif symbol == AFK and self._afk_counts_any_turns:
-                away[victim] = ((away[victim] or (0,))[0] + amount * (state.players - 1),)
-            elif symbol == AFK:
-                # wobble.md: it sits out until every other seat has had `amount` turns.
-                waits = away[victim] or (0,) * state.players
-                away[victim] = tuple(
-                    turns if other == victim else turns + amount
-                    for other, turns in enumerate(waits)
-                )
-            elif symbol == MAGNET:
-                steps += [Step(NAME, victim, victim)] * amount
-            elif symbol in DRAW_ATTACKS and state.tasks:
-                steps.append(Step(TASK, victim, victim))
-        if symbol == SKIP:
-            factor = 2**attack.doubled
-            if not one_each:
-                skipped = [0] * state.players
-                seat = victims[0]
-                for _ in range(amount):
-                    skipped[seat] += 1
-                    seat = next_target(state, seat)
-                skipped[victims[0]] *= factor
-                lost = [turns + more for turns, more in zip(lost, skipped, strict=True)]
-            else:
-                for victim in victims:
-                    lost[victim] += amount * factor
-        state = replace(state, scores=tuple(scores), lost=tuple(lost), away=tuple(away), toss=None)
-        if steps:
-            return replace(state, phase=RESOLVE, steps=tuple(steps))
-        return self._give_turn(state, attack.target)
-
-    def _accepted(self, state: State, seat: int) -> State:
-        if state.phase == RESOLVE:  # a Not Me victim takes the draw instead of the task
-            return self._step_done(state)
-        attack = state.attack
-        assert attack is not None
-        if attack.symbol in DRAW_ATTACKS:
-            return self._give_turn(replace(state, toss=None), attack.target)
-        return self._suffer(replace(state, steps=()), [seat], one_each=False)
-
-    def _attempted(self, state: State, seat: int) -> State:
-        attack = state.attack
-        assert attack is not None
-        rest = state.steps[1:] if state.phase == RESOLVE else ()
-        report = Step(REPORT, reporter(attack, seat), seat)
-        return replace(state, phase=RESOLVE, steps=(report, *rest), toss=None)
-
-    def _step_done(self, state: State) -> State:
-        if len(state.steps) > 1:
-            return replace(state, steps=state.steps[1:])
-        assert state.attack is not None
-        return self._give_turn(state, state.attack.target)
-
-    def _magnet_named(self, state: State, data: Mapping[str, JSON]) -> State:
-        seat = data["seat"]
-        hands = list(state.hands)
-        for taken in data["taken"]:
-            hands[taken["seat"]] = _remove(hands[taken["seat"]], taken["cards"])
-            hands[seat] = _add(hands[seat], taken["cards"])
-        named = state.named
-        if data.get("number") is not None:
-            named = tuple(sorted((*named, data["number"])))
-        return self._step_done(replace(state, hands=tuple(hands), named=named))
+        try:
+            evolver = EVOLVERS[event.type]
+        except KeyError:
+            raise ValueError(f"wobble has no event {event.type!r}") from None
+        return replace(state, **evolver(state, event.data))
 
     # -- who may act, and how -------------------------------------------------------------------
 
@@ -980,21 +1070,23 @@ class Wobble(DecidesBySteps):
         the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
         if phase in (OPENING, DRAWN, TURN):
-            return frozenset({state.turn} if state.turn is not None else ())
+            return frozenset() if state.turn is None else only(state.turn)
         if phase == ATTACK and state.attack is not None:
-            return frozenset({state.attack.target})
+            return only(state.attack.target)
         if phase == RESOLVE:
-            return frozenset({state.steps[0].seat})
+            return only(state.steps[0].seat)
         return frozenset()
 
     def may_act(self, state: State) -> frozenset[int]:
         waited_for = self.to_act(state)
         if state.phase == TURN and state.turn is not None:
-            return waited_for.union(self._tossers(state, state.turn))
-        if state.phase == ATTACK and state.attack is not None:
-            target = state.attack.target
-            return waited_for | {*self._tossers(state, target), *self._jerkers(state)}
-        return waited_for
+            others = self._tossers(state, state.turn)
+        elif state.phase == ATTACK and state.attack is not None:
+            others = [*self._tossers(state, state.attack.target), *self._jerkers(state)]
+        else:
+            return waited_for
+        # Mostly nobody may act out of turn, and the set of the seat waited for is all there is.
+        return waited_for.union(others) if others else waited_for
 
     @staticmethod
     def race_open(state: State) -> bool:
@@ -1069,32 +1161,33 @@ class Wobble(DecidesBySteps):
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
-            offensive = [c for c in hand if CARD[c].symbol == attack.symbol]
+            offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
             moves.append({"type": "accept"})
             if state.tasks and attack.symbol in DRAW_ATTACKS:
                 moves.append({"type": "attempt"})
         elif state.toss is not None and seat in self._tossers(state, self._mover(state)):
-            moves += self._plays(state, seat, "toss", [state.toss])
+            moves += self._plays(state, seat, "toss", {state.toss})
         if attack is not None and seat in self._jerkers(state):
             moves += self._jerks(state, seat)
         return moves
 
-    def _plays(self, state: State, seat: int, kind: str, cards: Iterable[str]) -> list[JSON]:
+    def _plays(self, state: State, seat: int, kind: str, cards: Set[str]) -> list[JSON]:
         moves: list[JSON] = []
         hand = state.hands[seat]
-        for code in sorted(set(cards)):
-            card = CARD[code]
-            pair = card.pairable and hand.count(code) >= 2
-            if code not in CHOOSING:  # most cards: no choices to ask for, so no `choices` call
-                moves.append({"type": kind, "cards": [code]})
-                if pair:
-                    moves.append({"type": kind, "cards": [code, code]})
+        shared = SHEDDING_MOVES[kind]
+        for code in sorted(cards):
+            if code in shared:  # most cards: no choices to ask for, so no `choices` call
+                alone, both = shared[code]
+                moves.append(alone)
+                if both is not None and hand.count(code) >= 2:
+                    moves.append(both)
                 continue
+            card = CARD[code]
             options = choices(state, seat, card)
             moves += [{"type": kind, "cards": [code], **choice} for choice in options]
-            if pair:
+            if card.pairable and hand.count(code) >= 2:
                 moves += [{"type": kind, "cards": [code, code], **choice} for choice in options]
         return moves
 
@@ -1144,12 +1237,18 @@ class Wobble(DecidesBySteps):
         legal = self.legal_moves(state, seat)
         if not listed(move, legal):
             move = self._checked(state, seat, move, legal)
-        events = Decision(self.evolve, state)
+        events = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
         if kind in ("play", "toss", "pass"):
-            data = _chosen(move)
+            cards = move["cards"]
             how = "drawn" if state.phase == DRAWN else kind
-            events.add("CardsPlayed", {"seat": seat, "cards": move["cards"], "how": how, **data})
+            # The event's own list: the move's is shared by every state's legal moves.
+            played = {"seat": seat, "cards": [*cards], "how": how}
+            # Only these cards' moves make choices (a listed move, or one equal to it): the others
+            # need not be searched for them.
+            if cards[0] in CHOOSING:
+                played |= _chosen(move)
+            events.add("CardsPlayed", played)
             if move.get("discard_half"):
                 self._discard_half(events, seat, rng)
         elif kind == "start":
@@ -1161,7 +1260,8 @@ class Wobble(DecidesBySteps):
             if not any(state.draw) and state.discard_size:
                 events.add("DiscardsReshuffled", {"count": state.discard_size})
             draw = events.state.draw
-            card = next(iter(_sample(draw, 1, rng)), None)
+            index = _pick(draw, rng)
+            card = None if index is None else CODES[index]
             events.add("CardDrawn", {"seat": seat, "card": card})
         elif kind == "exchange_greys":
             shown = list(state.hands[seat])
@@ -1264,13 +1364,14 @@ class Wobble(DecidesBySteps):
         round_points = [points(hand) for hand in state.hands]
         scores = [score + add for score, add in zip(state.scores, round_points, strict=True)]
         final = max(scores) >= state.score_limit
+        # Read before the round's end is folded into `state`, the move's own copy.
+        round_, dealer = state.round, (state.dealer + 1) % state.players
         events.add(
             "RoundEnded",
-            {"round": state.round, "points": round_points, "scores": scores, "final": final},
+            {"round": round_, "points": round_points, "scores": scores, "final": final},
         )
         if not final:
-            dealer = (state.dealer + 1) % state.players
-            for event in self._deal(events.state, state.round + 1, dealer, rng):
+            for event in self._deal(events.state, round_ + 1, dealer, rng):
                 events.add(event.type, event.data)
 
     # -- refusing -------------------------------------------------------------------------------
@@ -1451,7 +1552,7 @@ class Wobble(DecidesBySteps):
             "lost_turns": list(state.lost),
             "away": [sum(waits) for waits in state.away],
             "waiting_for": [
-                [] if self._afk_counts_any_turns else list(waits) for waits in state.away
+                [] if state.afk_counts_any_turns else list(waits) for waits in state.away
             ],
             "scores": list(state.scores),
         }

@@ -916,7 +916,8 @@ def test_rules_version_2_counts_turns_of_any_seats_for_an_afk_seat() -> None:
         assert move in version_2.legal_moves(state, seat)
         return fold_with(version_2, state, version_2.decide(state, seat, move, Random(SEED)))
 
-    state = afk_before_three_turns_of_one_seat()
+    # A table's states carry its rules version's way of counting from its first one on.
+    state = replace(afk_before_three_turns_of_one_seat(), afk_counts_any_turns=True)
     after = act_2(state, 1, {"type": "accept"})
     assert (after.turn, version_2.view(after, None)["away"]) == (2, [0, 2, 0, 0])
     for card, away in (("green:+3", 1), ("green:+5", 0)):
