@@ -931,10 +931,9 @@ def test_rules_version_2_counts_turns_of_any_seats_for_an_afk_seat() -> None:
     assert (version_2.info.rules_version, RULES.info.rules_version) == (2, 3)
 
 
-def test_two_seats_away_at_once_both_come_back() -> None:
-    """Not Me on an AFK sends every seat but the Not Me player away. A seat passed over because
-    it sits out has had its turn too, or seats 1 and 2 would wait for each other for ever."""
-    state = attacked(
+def not_me_at_hand_for_an_afk() -> State:
+    """Seat 0's AFK at seat 1, open; seat 3 holds a Not Me to throw in."""
+    return attacked(
         ["green:1", "green:2"],
         [FILLER] * 2,
         [FILLER] * 2,
@@ -945,6 +944,12 @@ def test_two_seats_away_at_once_both_come_back() -> None:
         target=1,
         top="green:afk",
     )
+
+
+def test_two_seats_away_at_once_both_come_back() -> None:
+    """Not Me on an AFK sends every seat but the Not Me player away. A seat passed over because
+    it sits out has had its turn too, or seats 1 and 2 would wait for each other for ever."""
+    state = not_me_at_hand_for_an_afk()
     after, _ = act(state, 3, {"type": "jerk", "card": "brown:not_me"})
     assert after.turn == 3, "the victims' turns are passed over: the Not Me player moves"
     assert RULES.view(after, None)["waiting_for"] == [[], [1, 0, 0, 0], [1, 0, 0, 0], []]
@@ -957,17 +962,7 @@ def test_two_seats_away_at_once_both_come_back() -> None:
 def test_a_not_me_player_with_turns_of_its_own_to_lose_is_passed_over_too() -> None:
     """The turn comes to the Not Me player after the victims', but it still owes a Skip turn of
     its own: it loses that one, and play goes on to the next seat."""
-    state = attacked(
-        ["green:1", "green:2"],
-        [FILLER] * 2,
-        [FILLER] * 2,
-        ["brown:not_me", "green:3", "green:4"],
-        symbol="afk",
-        amount=1,
-        owner=0,
-        target=1,
-        top="green:afk",
-    )
+    state = not_me_at_hand_for_an_afk()
     state = replace(state, lost=(0, 0, 0, 1))
     after, _ = act(state, 3, {"type": "jerk", "card": "brown:not_me"})
     assert after.turn == 0, "seat 3 loses its own Skip turn, so play goes on past it"
