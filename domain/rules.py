@@ -327,6 +327,16 @@ Evolvers = Mapping[str, Callable[[State, Mapping[str, JSON]], Changes]]
 (given its `data`): the game's `evolve` is `frozen.replace(state, **changes)`."""
 
 
+def evolved(game: str, evolvers: Evolvers[State], state: State, event: Event) -> State:
+    """`state` after `event`: the `evolve` of a game whose evolve is a table of `evolvers`
+    (`game` names it in the error for an event it does not have)."""
+    try:
+        evolver = evolvers[event.type]
+    except KeyError:
+        raise ValueError(f"{game} has no event {event.type!r}") from None
+    return replace(state, **evolver(state, event.data))
+
+
 class FoldingDecision(Decision[State]):
     """A `Decision` that folds a move's events into one private copy of the state, made as the
     move begins, writing each event's changes into that copy, where `evolve` copies the whole

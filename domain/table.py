@@ -344,7 +344,7 @@ class Tables:
             decided = (
                 f"versions {', '.join(map(str, older))} and {newest}"
                 if older
-                else (f"version {newest}")
+                else f"version {newest}"
             )
             raise UnsupportedVersion(
                 f"{game} was created under rules version {rules_version}; "

@@ -36,6 +36,7 @@ from domain.rules import (
     GameInfo,
     Result,
     RuleError,
+    evolved,
     listed,
 )
 from domain.seating import choose_first_seat, next_seat, only
@@ -665,11 +666,7 @@ class KrassKariert(DecidesBySteps):
     # -- evolve ---------------------------------------------------------------------------------
 
     def evolve(self, state: State, event: Event) -> State:
-        try:
-            evolver = EVOLVERS[event.type]
-        except KeyError:
-            raise ValueError(f"krasskariert has no event {event.type!r}") from None
-        return replace(state, **evolver(state, event.data))
+        return evolved("krasskariert", EVOLVERS, state, event)
 
     # -- who acts and how -----------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from domain.rules import (
     OptionError,
     Result,
     RuleError,
+    evolved,
 )
 from domain.seating import choose_first_seat, only
 
@@ -584,11 +585,7 @@ EVOLVERS: Evolvers[State] = {
 
 
 def evolve(state: State, event: Event) -> State:
-    try:
-        evolver = EVOLVERS[event.type]
-    except KeyError:
-        raise ValueError(f"krumme10 has no event {event.type!r}") from None
-    return replace(state, **evolver(state, event.data))
+    return evolved("krumme10", EVOLVERS, state, event)
 
 
 # --- decide --------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ from domain.rules import (
     OptionError,
     Result,
     RuleError,
+    evolved,
     listed,
     remembers_last_answer,
 )
@@ -1057,11 +1058,7 @@ class Wobble(DecidesBySteps):
         return events
 
     def evolve(self, state: State, event: Event) -> State:
-        try:
-            evolver = EVOLVERS[event.type]
-        except KeyError:
-            raise ValueError(f"wobble has no event {event.type!r}") from None
-        return replace(state, **evolver(state, event.data))
+        return evolved("wobble", EVOLVERS, state, event)
 
     # -- who may act, and how -------------------------------------------------------------------
 
