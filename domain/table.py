@@ -333,6 +333,13 @@ class Tables:
             return current
         return self.registry.game(game).rules_at(rules_version) or current
 
+    def decides(self, table: Table) -> bool:
+        """Whether this code decides `table` at all: its generator and rules version (see
+        `check_versions`). Nothing can happen at a table it does not decide."""
+        return table.chance in GENERATORS and (
+            self.registry.game(table.game).rules_at(table.rules_version) is not None
+        )
+
     def check_versions(self, game: str, chance: str, rules_version: int) -> None:
         """Raise `UnsupportedVersion` unless this code decides `game` with generator `chance` under
         `rules_version` exactly as when the table was created."""

@@ -5,6 +5,7 @@ people. Times come from a clock the test moves, and scheduled jobs are looked at
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -17,10 +18,12 @@ import redis
 from flask import Flask
 from flask.testing import FlaskClient
 from rq.job import Job
-from rq.registry import ScheduledJobRegistry
+from rq.registry import FailedJobRegistry, ScheduledJobRegistry
 from rq.serializers import JSONSerializer
 
 from bootstrap import Services, build, web_app
+from domain.game import Game
+from domain.registry import GameRegistry, default_registry
 from domain.table import (
     CLOCK_CHARGED,
     DEFAULT_CLOCK,
@@ -814,3 +817,58 @@ def test_a_time_bank_is_spent_by_each_decision_and_topped_up(any_redis: redis.Re
     assert services.repository.load(table_id).table.result is not None
     audit = services.queries.audit(table_id)
     assert audit["ok"], audit["problems"]
+
+
+# -- a table under a rules version no longer decided ------------------------------------------
+
+
+def released_without_pig10_version_1(any_redis: redis.Redis, now: Now) -> Services:
+    """The services of a release that raised Pig 10's rules version to 2 and dropped 1."""
+    pig10 = default_registry()["pig10"]
+    raised = copy.copy(pig10)
+    raised.info = replace(pig10.info, rules_version=2)
+    return build(any_redis, FULL_SPEED, clock=now, registry=GameRegistry([Game(raised)]))
+
+
+def test_a_table_whose_rules_version_was_dropped_is_left_alone_by_bots_clocks_and_sweep(
+    any_redis: redis.Redis,
+) -> None:
+    """A bot's turn queued before the release, and the person's timeout, end stale rather than
+    fail (and be queued again by the sweep for ever); the sweep drops the table's mark and
+    schedules nothing; its log stays as it was."""
+    services, now, table_id, _ = timed_table(any_redis, {"turn_seconds": 30})
+    table = services.repository.load(table_id).table
+    tables = services.repository.tables
+    if tables.to_act(table) == [0]:  # the person first: move so that the bot's turn is queued
+        move = tables.legal_moves(table, 0)[0]
+        services.commands.move(table_id, Caller(0), move, table.version, None)
+        table = services.repository.load(table_id).table
+    assert tables.to_act(table) == [1]
+    assert bot_queue(any_redis).job_ids == [job_id(table_id, table.version, 1)]
+    released = released_without_pig10_version_1(any_redis, now)
+    assert not released.repository.tables.decides(table)
+    assert released.player.play(table_id, table.version, 1) is Outcome.STALE
+    drain(released)
+    assert FailedJobRegistry(queue=bot_queue(any_redis)).get_job_ids() == []
+    assert released.repository.load(table_id).table.version == table.version, "nothing appended"
+    assert any_redis.zscore(WAITING, table_id) is not None, "the bot's turn marked it"
+    released.turns.clock = lambda: time.time() + released.turns.claim_ms / 1000 + 1
+    assert released.turns.sweep(released.queries) == []
+    assert any_redis.zscore(WAITING, table_id) is None, "swept once, then forgotten"
+    now.at = datetime.now(UTC) + timedelta(days=2)
+    assert released.player.time_out(table_id, table.version, 0) is Outcome.STALE
+
+
+def test_people_at_a_table_whose_rules_version_was_dropped_get_no_timeouts(
+    any_redis: redis.Redis,
+) -> None:
+    services, now, table_id = half_minute_table(any_redis)
+    table = services.repository.load(table_id).table
+    assert timeout_job_id(table_id, 0) in scheduled(services)
+    released = released_without_pig10_version_1(any_redis, now)
+    any_redis.delete(ScheduledJobRegistry(queue=bot_queue(any_redis)).key)  # type: ignore[no-untyped-call]
+    any_redis.zadd(WAITING, {table_id: 0})
+    assert released.turns.sweep(released.queries) == []
+    assert scheduled(released) == {}, "no timeout scheduled"
+    assert any_redis.zscore(WAITING, table_id) is None
+    assert released.player.time_out(table_id, table.version, 0) is Outcome.STALE
