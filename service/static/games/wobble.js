@@ -68,15 +68,17 @@ function mod(value, size) {
   return ((value % size) + size) % size;
 }
 
-/** The next seat after `seat` in `direction` that is not away (AFK), as the engine aims attacks. */
-function nextTarget(state, seat, direction = state.direction) {
+/** The other seats in the order play reaches them from `seat` going `direction`. */
+function onwards(state, seat, direction = state.direction) {
   const ring = state.seating;
   const at = ring.indexOf(seat);
-  for (let step = 1; step < ring.length; step++) {
-    const other = ring[mod(at + step * direction, ring.length)];
-    if (!state.away[other]) return other;
-  }
-  return ring[mod(at + direction, ring.length)];
+  return ring.slice(1).map((_, step) => ring[mod(at + (step + 1) * direction, ring.length)]);
+}
+
+/** The next seat after `seat` in `direction` that is not away (AFK), as the engine aims attacks. */
+function nextTarget(state, seat, direction = state.direction) {
+  const others = onwards(state, seat, direction);
+  return others.find((other) => !state.away[other]) ?? others[0];
 }
 
 /** What the target of an attack of `amount` units of `symbol` must do when taking it. */
