@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import redis
 import yaml
-from playwright.sync_api import Page, Request, expect
+from playwright.sync_api import Page, Request, Route, expect
 
 from service.client import OPENAPI
 from tests.bounds import bounded
@@ -252,6 +252,103 @@ def test_wobble_names_an_attack_turned_up_by_the_deal_as_the_dealers(
         f"turned up by the deal as the starting card (it acts for the dealer, {dealer})"
     )
     expect(line).not_to_contain_text("played by")
+
+
+AFK_DECK = ",".join(
+    [f"{symbol}=0" for symbol in ("skip", "+3", "+5", "minus20", "magnet", "reverse")]
+    + [f"{symbol}=0" for symbol in ("half_hand", "card_exchange", "color_swap", "dodge", "you")]
+    + [f"{symbol}=0" for symbol in ("mirror", "unlucky", "not_me", "capture", "double")]
+    + ["afk=2"]
+)
+"""A Wobble deck of number cards and AFKs alone (two per colour), so AFKs come up often."""
+
+
+def play_until_someone_waits(base: str, table: str, tokens: list[str]) -> tuple[int, Any]:
+    """Play AFKs (passing one on where possible) and accept them, else anything, until a seat
+    sits out waiting for seats owing it different numbers of turns (a pass makes an AFK cost
+    two turns of each); that seat and the table's state."""
+    for _ in bounded("a Wobble seat waiting for different numbers of turns", 400):
+        shown = call(base, "GET", f"/v1/tables/{table}")[1]
+        state = shown["state"]
+        for seat, waits in enumerate(state["waiting_for"]):
+            if len({turns for turns in waits if turns}) >= 2:
+                assert sum(waits) == state["away"][seat], state
+                return seat, state
+        seat = shown["to_act"][0]
+        legal = call(base, "GET", f"/v1/tables/{table}/moves", token=tokens[seat])[1]
+        afk = [move for move in legal["moves"] if "afk" in str(move.get("cards"))]
+        accept = [move for move in legal["moves"] if move["type"] == "accept"]
+        body = {"move": (afk + accept + legal["moves"])[0], "expected_version": legal["version"]}
+        status, answer = call(base, "POST", f"/v1/tables/{table}/moves", body, tokens[seat])
+        assert status == 200, answer
+    raise AssertionError("bounded() fails before this")
+
+
+def waits_text(state: Any, seat: int, names: list[str], viewer: int | None = None) -> str:
+    """What the away pill of `seat` must say: the seats it waits for in the order play reaches
+    them, each with its turns (the first with the word), the viewer's own as "your"."""
+    ring, way = state["seating"], state["direction"]
+    at = ring.index(seat)
+    onwards = [ring[(at + step * way) % len(ring)] for step in range(1, len(ring))]
+    waits = state["waiting_for"][seat]
+    owed = [other for other in onwards if waits[other]]
+    whose = ["your" if other == viewer else f"{names[other]}'s" for other in owed]
+    counts = [str(waits[other]) for other in owed]
+    counts[0] += " turn" if waits[owed[0]] == 1 else " turns"
+    return "away: waits for " + ", ".join(f"{w} {c}" for w, c in zip(whose, counts, strict=True))
+
+
+def test_wobble_says_whose_turns_a_seat_sitting_out_waits_for(pages: Watched, stack: Stack) -> None:
+    """An AFK seat comes back once each other seat has had its turns: its pill names them with
+    their turns, for a spectator and for a seat it waits for ("your"). A table whose view gives
+    no `waiting_for` (rules version 2) still shows the total alone."""
+    names = ["Ana", "Ben", "Cleo", "Dan"]
+    options = {"deck": AFK_DECK, "first_seat": 0}
+    status, table = call(
+        stack.base, "POST", "/v1/tables", {"game": "wobble", "seats": 4, "options": options}
+    )
+    assert status == 201, table
+    tokens = []
+    for name in names:
+        status, seat = call(stack.base, "POST", f"/v1/tables/{table['id']}/seats", {"name": name})
+        assert status == 201, seat
+        tokens.append(seat["token"])
+    away, state = play_until_someone_waits(stack.base, table["id"], tokens)
+    pill = ".wobble .ring .seat:nth-child({}) .pill.away"
+    where = state["seating"].index(away) + 1
+
+    spectator = pages.open()
+    spectator.goto(f"/#/tables/{table['id']}/watch")
+    expect(spectator.locator(pill.format(where))).to_have_text(waits_text(state, away, names))
+    expect(spectator.locator(".wobble .pill.away")).to_have_count(
+        sum(1 for turns in state["away"] if turns)
+    )
+
+    waited_for = next(seat for seat, turns in enumerate(state["waiting_for"][away]) if turns)
+    player = pages.open()
+    player.goto("/")
+    player.evaluate(
+        "([key, seats]) => localStorage.setItem(key, JSON.stringify(seats))",
+        [SEATS_KEY, {table["id"]: {str(waited_for): tokens[waited_for]}}],
+    )
+    player.goto(f"/#/tables/{table['id']}?seat={waited_for}")
+    expect(player.locator(pill.format(where))).to_have_text(
+        waits_text(state, away, names, viewer=waited_for)
+    )
+
+    def as_version_2(route: Route) -> None:
+        answer = route.fetch()
+        shown = answer.json()
+        shown["state"]["waiting_for"] = [[] for _ in names]
+        route.fulfill(response=answer, json=shown)
+
+    former = pages.open()
+    former.route(lambda url: url.endswith(f"/v1/tables/{table['id']}"), as_version_2)
+    former.goto(f"/#/tables/{table['id']}/watch")
+    turns = state["away"][away]
+    expect(former.locator(pill.format(where))).to_have_text(
+        f"away for {turns} turn{'' if turns == 1 else 's'}"
+    )
 
 
 def test_krass_kariert_explains_the_gaps_in_the_hand(page: Page) -> None:

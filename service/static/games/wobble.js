@@ -68,15 +68,17 @@ function mod(value, size) {
   return ((value % size) + size) % size;
 }
 
-/** The next seat after `seat` in `direction` that is not away (AFK), as the engine aims attacks. */
-function nextTarget(state, seat, direction = state.direction) {
+/** The other seats in the order play reaches them from `seat` going `direction`. */
+function onwards(state, seat, direction = state.direction) {
   const ring = state.seating;
   const at = ring.indexOf(seat);
-  for (let step = 1; step < ring.length; step++) {
-    const other = ring[mod(at + step * direction, ring.length)];
-    if (!state.away[other]) return other;
-  }
-  return ring[mod(at + direction, ring.length)];
+  return ring.slice(1).map((_, step) => ring[mod(at + (step + 1) * direction, ring.length)]);
+}
+
+/** The next seat after `seat` in `direction` that is not away (AFK), as the engine aims attacks. */
+function nextTarget(state, seat, direction = state.direction) {
+  const others = onwards(state, seat, direction);
+  return others.find((other) => !state.away[other]) ?? others[0];
 }
 
 /** What the target of an attack of `amount` units of `symbol` must do when taking it. */
@@ -122,6 +124,21 @@ function pill(text, kind) {
   return h("span", { class: `pill ${kind}` }, text);
 }
 
+/** A seat sitting out (AFK): whose turns it still waits for, in the order they come, or only
+ * how many (rules version 2 tables, whose `waiting_for` is empty). */
+function awayPill(state, seat, ctx) {
+  const waits = state.waiting_for?.[seat] ?? [];
+  const owed = onwards(state, seat).filter((other) => waits[other] > 0);
+  if (!owed.length) return pill(`away for ${plural(state.away[seat], "turn")}`, "away");
+  const turns = owed.map((other, index) => `${possessive(ctx, other)} ${index ? waits[other] : plural(waits[other], "turn")}`);
+  return h("span", { class: "pill away waits" }, "away", h("span", { class: "whom" }, `: waits for ${turns.join(", ")}`));
+}
+
+/** A seat's name as an owner: "Ana's", or "your" for the viewer's own seat. */
+function possessive(ctx, seat) {
+  return seat === ctx.seat ? "your" : `${seatName(ctx, seat)}'s`;
+}
+
 /** The seats in their order round the table, with an arrow the way play goes. */
 function seatRing(state, ctx) {
   const acting = mover(state);
@@ -135,7 +152,7 @@ function seatRing(state, ctx) {
   h("span", { class: "minus" }, `${state.scores[seat]} minus pts`),
   seat === state.dealer ? pill("dealer", "dealer") : null,
   state.lost_turns[seat] ? pill(`skips ${plural(state.lost_turns[seat], "turn")}`, "lost") : null,
-  state.away[seat] ? pill(`away for ${plural(state.away[seat], "turn")}`, "away") : null,
+  state.away[seat] ? awayPill(state, seat, ctx) : null,
   index < state.seating.length - 1 ? h("span", { class: "arrow", "aria-hidden": "true" }, arrow) : null));
   const way = state.direction === 1 ? "clockwise" : "counter-clockwise";
   return h("section", { class: "zone", "aria-label": `Seats round the table, play goes ${way}` },
