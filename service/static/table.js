@@ -13,9 +13,9 @@ export function seatNames(table) {
   return table.seats.map((seat) => seat.name || `Seat ${seat.seat + 1}`);
 }
 
-/** What a game's module is told about the table it draws (see games/index.js). */
-/** What a game's module is told: the viewer's seat, names, the table, the game, and the
- * viewer's own legal moves (the only place a seat learns it may act out of turn). */
+/** What a game's module is told about the table it draws (see games/index.js): the viewer's
+ * seat, names, the table, the game, and the viewer's own legal moves (the only place a seat
+ * learns it may act out of turn). */
 export function contextOf(table, games, legal = null) {
   const moves = legal && legal.version === table.version ? legal.moves : [];
   return { seat: table.you, names: seatNames(table), table, game: games[table.game], moves };
