@@ -93,6 +93,9 @@ class Metrics:
                 f"spieltisch_{name}", text, list(labels), registry=own, buckets=buckets
             )
 
+        self._request_series: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+        """Each request label set's two series, as `labels` found them: it costs more than
+        the increments (a lock, validation)."""
         self.requests = counter(
             "http_requests", "HTTP requests answered", ("method", "route", "status")
         )
@@ -137,9 +140,15 @@ class Metrics:
     # -- recording ---------------------------------------------------------------------------
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
-        labels = (method if method in METHODS else "other", route, str(status))
-        self.requests.labels(*labels).inc()
-        self.request_seconds.labels(*labels).observe(seconds)
+        # Bounded: the methods counted by name, routes (never paths) and statuses are few.
+        key = (method if method in METHODS else "other", route, status)
+        if (series := self._request_series.get(key)) is None:
+            labels = (*key[:2], str(status))
+            series = self.requests.labels(*labels), self.request_seconds.labels(*labels)
+            self._request_series[key] = series
+        count, duration = series
+        count.inc()
+        duration.observe(seconds)
 
     def move(self, game: str, by: str) -> None:
         """A move appended at a `game` table, made `by` a person, a bot or a stand-in."""
