@@ -319,6 +319,9 @@ class Tables:
 
     def __init__(self, registry: GameRegistry) -> None:
         self.registry = registry
+        self._waiting: tuple[Table | None, list[int]] = (None, [])
+        """The table `to_act` answered last, and its answer: a move's answer, its view, its
+        turns and its timeouts ask it of the same table some five times."""
 
     def rules(self, table: Table) -> AnyRules:
         """The rules `table` is played under: its game's at the table's rules version."""
@@ -585,9 +588,14 @@ class Tables:
 
     def to_act(self, table: Table) -> list[int]:
         """The seats the table is waiting for: public."""
-        if table.status is not Status.RUNNING:
-            return []
-        return sorted(self.rules(table).to_act(table.state))
+        # A table never changes, so the same one has the same answer (one pair, swapped whole).
+        last, seats = self._waiting
+        if last is not table:
+            if table.status is not Status.RUNNING:
+                return []
+            seats = sorted(self.rules(table).to_act(table.state))
+            self._waiting = (table, seats)
+        return list(seats)
 
     def may_act(self, table: Table) -> list[int]:
         """Every seat with a legal move now, out-of-turn reactions included: never public."""
