@@ -366,6 +366,17 @@ SPOT_MOVES: Mapping[tuple[int, ...], JSON] = {
 }
 """Placing each sorted set of dice on the white-die spot."""
 
+CLAIM_MOVES: Sequence[Mapping[tuple[int, ...], JSON]] = tuple(
+    {
+        claim: {"type": CLAIM, "stack": stack, "dice": [*claim]}
+        for kind in range(JOKER)
+        # The face counts of five dice of every face: every set of dice that fits the kind.
+        for claim in _claims_of(kind, (0, *(DICE,) * len(FACES)))
+    }
+    for stack in range(max(stacks for stacks, _ in STACKS.values()))
+)
+"""Placing each sorted set of dice that fits some card on each stack: by stack, then dice."""
+
 
 @cache
 def _spot_pips(dice: tuple[int, ...]) -> tuple[tuple[int, JSON], ...]:
@@ -760,8 +771,9 @@ class RollnBump(DecidesBySteps):
                     continue
                 # Only the stronger claims bump; `claims` lists them weakest first.
                 claims = claims[bisect_right(strengths, strength(kind, held.dice)) :]
+            on_stack = CLAIM_MOVES[stack]
             for claim in claims:
-                moves.append({"type": CLAIM, "stack": stack, "dice": [*claim]})
+                moves.append(on_stack[claim])
         spot = state.white_spot
         if state.white_holder is None and (spot is None or spot.seat != seat):
             to_beat = 0 if spot is None else sum(spot.dice)
