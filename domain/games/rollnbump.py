@@ -18,18 +18,21 @@ from math import exp
 from random import Random
 
 from domain.chance import Chance
-from domain.frozen import replace, with_item
+from domain.frozen import with_item
 from domain.rules import (
     FIRST_SEAT,
     JSON,
+    Changes,
     DecidesBySteps,
-    Decision,
     Event,
+    Evolvers,
+    FoldingDecision,
     GameInfo,
     Option,
     OptionError,
     Result,
     RuleError,
+    evolved,
     listed,
     remembers_last_answer,
 )
@@ -363,6 +366,17 @@ SPOT_MOVES: Mapping[tuple[int, ...], JSON] = {
 }
 """Placing each sorted set of dice on the white-die spot."""
 
+CLAIM_MOVES: Sequence[Mapping[tuple[int, ...], JSON]] = tuple(
+    {
+        claim: {"type": CLAIM, "stack": stack, "dice": [*claim]}
+        for kind in range(JOKER)
+        # The face counts of five dice of every face: every set of dice that fits the kind.
+        for claim in _claims_of(kind, (0, *(DICE,) * len(FACES)))
+    }
+    for stack in range(max(stacks for stacks, _ in STACKS.values()))
+)
+"""Placing each sorted set of dice that fits some card on each stack: by stack, then dice."""
+
 
 @cache
 def _spot_pips(dice: tuple[int, ...]) -> tuple[tuple[int, JSON], ...]:
@@ -557,6 +571,134 @@ def _check_use_white_die(state: State, seat: int, move: Mapping[str, JSON]) -> N
         raise RuleError("white-die-changes", f"the white die shows {die} too: nothing changes")
 
 
+# --- evolve --------------------------------------------------------------------------------------
+
+
+def _on_stacks_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
+    tops = tuple(CARD_NUMBERS[card] for card in data["tops"])
+    unseen = state.unseen
+    for card in tops:
+        unseen &= ~(1 << card)
+    return {"tops": tops, "face_down": (data["face_down"],) * len(tops), "unseen": unseen}
+
+
+def _on_turn_started(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {
+        "turn": data["seat"],
+        "turns": state.turns + 1,
+        "dice_count": data["dice"],
+        "dice": (),
+        "rolls": 0,
+        "claiming": False,
+        "white_value": None,
+    }
+
+
+def _on_dice_rolled(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {
+        "dice": tuple(sorted((*data["kept"], *data["rolled"]))),
+        "white_value": data["white"],
+        "rolls": data["roll"],
+    }
+
+
+def _on_card_claimed(state: State, data: Mapping[str, JSON]) -> Changes:
+    claim = Claim(data["seat"], tuple(data["dice"]))
+    return {
+        "claims": with_item(state.claims, data["stack"], claim),
+        "dice": dice_without(state.dice, data["dice"]),
+        "claiming": True,
+    }
+
+
+def _on_white_spot_claimed(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {
+        "white_spot": Claim(data["seat"], tuple(data["dice"])),
+        "dice": dice_without(state.dice, data["dice"]),
+        "claiming": True,
+    }
+
+
+def _on_joker_taken(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {
+        "joker_holder": data["seat"],
+        "joker_colour": COLOURS.index(data["colour"]),
+        "dice": dice_without(state.dice, data["dice"]),
+        "claiming": True,
+    }
+
+
+def _on_white_die_used(state: State, data: Mapping[str, JSON]) -> Changes:
+    """One die of the hand turns into the white die's value; the white die goes back to the
+    middle."""
+    dice = (*dice_without(state.dice, [data["replaced"]]), data["value"])
+    return {
+        "dice": tuple(sorted(dice)),
+        "white_holder": None,
+        "white_value": None,
+        "claiming": True,
+    }
+
+
+def _on_turn_ended(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"turn": None, "dice": (), "white_value": None}
+
+
+def _on_collected(state: State, data: Mapping[str, JSON]) -> Changes:
+    """The seat takes back its dice: the cards under them become its, the white die too if its
+    dice lay on the spot. Nothing changes in almost half of all collections."""
+    seat = data["seat"]
+    changes: Changes = {}
+    if data["cards"]:
+        tops, claims = list(state.tops), list(state.claims)
+        cards = []
+        for taken in data["cards"]:
+            stack = taken["stack"]
+            cards.append(CARD_NUMBERS[taken["card"]])
+            tops[stack] = claims[stack] = None
+        changes["tops"], changes["claims"] = tuple(tops), tuple(claims)
+        changes["won"] = with_item(state.won, seat, tuple(sorted((*state.won[seat], *cards))))
+    if data["white_die"]:
+        changes["white_spot"], changes["white_holder"] = None, seat
+    return changes
+
+
+def _on_card_revealed(state: State, data: Mapping[str, JSON]) -> Changes:
+    stack, card = data["stack"], CARD_NUMBERS[data["card"]]
+    return {
+        "tops": with_item(state.tops, stack, card),
+        "face_down": with_item(state.face_down, stack, state.face_down[stack] - 1),
+        "unseen": state.unseen & ~(1 << card),
+    }
+
+
+def _on_white_die_rolled(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"white_value": data["value"]}
+
+
+def _on_game_ended(state: State, data: Mapping[str, JSON]) -> Changes:
+    return {"turn": None, "over": True}
+
+
+EVOLVERS: Evolvers[State] = {
+    "StacksDealt": _on_stacks_dealt,
+    "TurnStarted": _on_turn_started,
+    "DiceRolled": _on_dice_rolled,
+    "CardClaimed": _on_card_claimed,
+    "WhiteSpotClaimed": _on_white_spot_claimed,
+    "JokerTaken": _on_joker_taken,
+    "WhiteDieUsed": _on_white_die_used,
+    "TurnEnded": _on_turn_ended,
+    "Collected": _on_collected,
+    "CardRevealed": _on_card_revealed,
+    "WhiteDieRolled": _on_white_die_rolled,
+    "GameEnded": _on_game_ended,
+}
+"""What each event changes in a state: `evolve` copies the state with it, and a move's
+`FoldingDecision` writes it into the one copy it makes for the move (3.5 events on average
+when a turn ends, one for every other move)."""
+
+
 NOBODY: frozenset[int] = frozenset()
 ONLY_SEAT = tuple(frozenset({seat}) for seat in range(INFO.max_players))
 """`to_act`'s answers, built once rather than at every action (frozensets never change)."""
@@ -591,102 +733,7 @@ class RollnBump(DecidesBySteps):
     # -- evolve ------------------------------------------------------------------------------------
 
     def evolve(self, state: State, event: Event) -> State:
-        data = event.data
-        match event.type:
-            case "StacksDealt":
-                tops = tuple(CARD_NUMBERS[card] for card in data["tops"])
-                unseen = state.unseen
-                for card in tops:
-                    unseen &= ~(1 << card)
-                return replace(
-                    state,
-                    tops=tops,
-                    face_down=(data["face_down"],) * len(tops),
-                    unseen=unseen,
-                )
-            case "TurnStarted":
-                return replace(
-                    state,
-                    turn=data["seat"],
-                    turns=state.turns + 1,
-                    dice_count=data["dice"],
-                    dice=(),
-                    rolls=0,
-                    claiming=False,
-                    white_value=None,
-                )
-            case "DiceRolled":
-                return replace(
-                    state,
-                    dice=tuple(sorted((*data["kept"], *data["rolled"]))),
-                    white_value=data["white"],
-                    rolls=data["roll"],
-                )
-            case "CardClaimed":
-                claim = Claim(data["seat"], tuple(data["dice"]))
-                return replace(
-                    state,
-                    claims=with_item(state.claims, data["stack"], claim),
-                    dice=dice_without(state.dice, data["dice"]),
-                    claiming=True,
-                )
-            case "WhiteSpotClaimed":
-                return replace(
-                    state,
-                    white_spot=Claim(data["seat"], tuple(data["dice"])),
-                    dice=dice_without(state.dice, data["dice"]),
-                    claiming=True,
-                )
-            case "JokerTaken":
-                return replace(
-                    state,
-                    joker_holder=data["seat"],
-                    joker_colour=COLOURS.index(data["colour"]),
-                    dice=dice_without(state.dice, data["dice"]),
-                    claiming=True,
-                )
-            case "WhiteDieUsed":
-                dice = tuple(sorted((*dice_without(state.dice, [data["replaced"]]), data["value"])))
-                return replace(state, dice=dice, white_holder=None, white_value=None, claiming=True)
-            case "TurnEnded":
-                return replace(state, turn=None, dice=(), white_value=None)
-            case "Collected":
-                return self._collected(state, data)
-            case "CardRevealed":
-                stack, card = data["stack"], CARD_NUMBERS[data["card"]]
-                return replace(
-                    state,
-                    tops=with_item(state.tops, stack, card),
-                    face_down=with_item(state.face_down, stack, state.face_down[stack] - 1),
-                    unseen=state.unseen & ~(1 << card),
-                )
-            case "WhiteDieRolled":
-                return replace(state, white_value=data["value"])
-            case "GameEnded":
-                return replace(state, turn=None, over=True)
-        raise ValueError(f"rollnbump has no event {event.type!r}")
-
-    @staticmethod
-    def _collected(state: State, data: Mapping[str, JSON]) -> State:
-        if not data["cards"] and not data["white_die"]:
-            return state  # nothing to take back, as in almost half of all collections
-        seat = data["seat"]
-        tops, claims = list(state.tops), list(state.claims)
-        cards = []
-        for taken in data["cards"]:
-            stack = taken["stack"]
-            cards.append(CARD_NUMBERS[taken["card"]])
-            tops[stack] = claims[stack] = None
-        won = tuple(sorted((*state.won[seat], *cards)))
-        changed = replace(
-            state,
-            tops=tuple(tops),
-            claims=tuple(claims),
-            won=(*state.won[:seat], won, *state.won[seat + 1 :]),
-        )
-        if data["white_die"]:
-            return replace(changed, white_spot=None, white_holder=seat)
-        return changed
+        return evolved("rollnbump", EVOLVERS, state, event)
 
     # -- who may move, and how -------------------------------------------------------------------
 
@@ -724,8 +771,9 @@ class RollnBump(DecidesBySteps):
                     continue
                 # Only the stronger claims bump; `claims` lists them weakest first.
                 claims = claims[bisect_right(strengths, strength(kind, held.dice)) :]
+            on_stack = CLAIM_MOVES[stack]
             for claim in claims:
-                moves.append({"type": CLAIM, "stack": stack, "dice": [*claim]})
+                moves.append(on_stack[claim])
         spot = state.white_spot
         if state.white_holder is None and (spot is None or spot.seat != seat):
             to_beat = 0 if spot is None else sum(spot.dice)
@@ -751,27 +799,30 @@ class RollnBump(DecidesBySteps):
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         if not listed(move, self.legal_moves(state, seat)):
             _check(state, seat, move)
+        log = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
         if kind == ROLL:
-            event = self._roll(state, seat, move, rng)
+            log.add("DiceRolled", self._roll(state, seat, move, rng))
         elif kind == CLAIM:
-            event = self._claim(state, seat, move)
+            log.add("CardClaimed", self._claim(state, seat, move))
         elif kind == CLAIM_WHITE_SPOT:
-            event = self._claim_white_spot(state, seat, move)
-        elif kind == CLAIM_JOKER:
-            event = Event(
-                "JokerTaken", {"seat": seat, "dice": [*move["dice"]], "colour": move["colour"]}
+            log.add(
+                "WhiteSpotClaimed",
+                {"seat": seat, "dice": [*move["dice"]], "bumped": _claim_json(state.white_spot)},
             )
+        elif kind == CLAIM_JOKER:
+            log.add("JokerTaken", {"seat": seat, "dice": [*move["dice"]], "colour": move["colour"]})
         elif kind == USE_WHITE_DIE:
-            event = Event(
+            log.add(
                 "WhiteDieUsed", {"seat": seat, "replaced": move["die"], "value": state.white_value}
             )
         else:
-            return self._end_turn(Decision(self.evolve, state), seat, rng).outcome()
-        return [event], self.evolve(state, event)
+            self._end_turn(log, seat, rng)
+        return log.events, log.state  # `log.outcome()` without a method call at every move
 
     @staticmethod
-    def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> Event:
+    def _roll(state: State, seat: int, move: Mapping[str, JSON], rng: Chance) -> dict[str, JSON]:
+        """The `DiceRolled` data of `seat`'s roll `move`."""
         keep = move["keep"]
         count = len(state.dice) - len(keep) if state.rolls else state.dice_count
         # `choice(FACES)` draws what `randint(1, 6)` does, from the same randomness (the `Chance`
@@ -780,82 +831,58 @@ class RollnBump(DecidesBySteps):
         white = None
         if state.white_holder == seat:
             white = state.white_value if move["keep_white"] else rng.choice(FACES)
-        return Event(
-            "DiceRolled",
-            {
-                "seat": seat,
-                "roll": state.rolls + 1,
-                "kept": [*keep],
-                "rolled": rolled,
-                "white": white,
-            },
-        )
+        return {
+            "seat": seat,
+            "roll": state.rolls + 1,
+            "kept": [*keep],
+            "rolled": rolled,
+            "white": white,
+        }
 
     @staticmethod
-    def _claim(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
+    def _claim(state: State, seat: int, move: Mapping[str, JSON]) -> dict[str, JSON]:
+        """The `CardClaimed` data of `seat`'s claim `move`."""
         stack = move["stack"]
         card = state.tops[stack]
         assert card is not None, "a legal claim names a stack with a card"
-        return Event(
-            "CardClaimed",
-            {
-                "seat": seat,
-                "stack": stack,
-                "card": CARD_IDS[card],
-                "dice": [*move["dice"]],
-                "bumped": _claim_json(state.claims[stack]),
-            },
-        )
+        return {
+            "seat": seat,
+            "stack": stack,
+            "card": CARD_IDS[card],
+            "dice": [*move["dice"]],
+            "bumped": _claim_json(state.claims[stack]),
+        }
 
     @staticmethod
-    def _claim_white_spot(state: State, seat: int, move: Mapping[str, JSON]) -> Event:
-        return Event(
-            "WhiteSpotClaimed",
-            {"seat": seat, "dice": [*move["dice"]], "bumped": _claim_json(state.white_spot)},
-        )
-
-    def _end_turn(self, log: Decision[State], seat: int, rng: Chance) -> Decision[State]:
-        state = log.state
+    def _end_turn(log: FoldingDecision[State], seat: int, rng: Chance) -> None:
+        """`seat` ends its turn: the next seat collects, a card is turned up on each stack it
+        took one from, and its turn starts, unless enough stacks are empty to end the game."""
+        # `log.state` is the move's one copy: each read shows every event added before it.
+        players = log.state.players
         log.add("TurnEnded", {"seat": seat})
-        nxt = (seat + 1) % state.players
-        collected = self._collect(log.state, nxt)
-        log.add(collected.type, collected.data)
-        for taken in collected.data["cards"]:
+        nxt = (seat + 1) % players
+        collected = _collection(log.state, nxt)
+        log.add("Collected", collected)
+        for taken in collected["cards"]:
             stack = taken["stack"]
             if log.state.face_down[stack]:
                 log.add("CardRevealed", {"stack": stack, "card": _draw(log.state, rng)})
-        after = log.state
-        if after.tops.count(None) < EMPTY_STACKS_TO_END[state.players]:
-            dice = FIRST_ROUND_DICE[after.turns] if after.turns < len(FIRST_ROUND_DICE) else DICE
+        tops, turns = log.state.tops, log.state.turns
+        if tops.count(None) < EMPTY_STACKS_TO_END[players]:
+            dice = FIRST_ROUND_DICE[turns] if turns < len(FIRST_ROUND_DICE) else DICE
             log.add("TurnStarted", {"seat": nxt, "dice": dice})
-            return log
+            return
         # The end: everybody else collects as in step 1 (no card is turned up any more, it could
         # change nothing), then the white die is rolled for points.
-        empty = [stack for stack, card in enumerate(after.tops) if card is None]
-        for step in range(1, state.players):
-            other = (nxt + step) % state.players
-            final = self._collect(log.state, other)
-            if final.data["cards"] or final.data["white_die"]:
-                log.add(final.type, final.data)
+        empty = [stack for stack, card in enumerate(tops) if card is None]
+        for step in range(1, players):
+            final = _collection(log.state, (nxt + step) % players)
+            if final["cards"] or final["white_die"]:
+                log.add("Collected", final)
         holder = log.state.white_holder
         if holder is not None:
             log.add("WhiteDieRolled", {"seat": holder, "value": rng.randint(1, 6)})
         log.add("GameEnded", {"empty_stacks": empty})
-        return log
-
-    @staticmethod
-    def _collect(state: State, seat: int) -> Event:
-        """`seat` takes back its dice: the cards under them and, from the spot, the white die."""
-        tops = state.tops
-        # Only the claims are walked; a top is looked up for the seat's own alone.
-        cards = [
-            {"stack": stack, "card": CARD_IDS[card]}
-            for stack, claim in enumerate(state.claims)
-            if claim is not None and claim.seat == seat and (card := tops[stack]) is not None
-        ]
-        spot = state.white_spot
-        white_die = spot is not None and spot.seat == seat
-        return Event("Collected", {"seat": seat, "cards": cards, "white_die": white_die})
 
     # -- what a seat sees ------------------------------------------------------------------------
 
@@ -1007,6 +1034,20 @@ def _expected_score(state: State, seat: int) -> float:
 def _claim_of(claim: JSON) -> Claim | None:
     """The `Claim` a view shows as `_claim_json`."""
     return None if claim is None else Claim(claim["seat"], tuple(claim["dice"]))
+
+
+def _collection(state: State, seat: int) -> dict[str, JSON]:
+    """The `Collected` data of `seat` taking back its dice: the cards under them and, from the
+    spot, the white die."""
+    tops = state.tops
+    # Only the claims are walked; a top is looked up for the seat's own alone.
+    cards = [
+        {"stack": stack, "card": CARD_IDS[card]}
+        for stack, claim in enumerate(state.claims)
+        if claim is not None and claim.seat == seat and (card := tops[stack]) is not None
+    ]
+    spot = state.white_spot
+    return {"seat": seat, "cards": cards, "white_die": spot is not None and spot.seat == seat}
 
 
 def _draw(state: State, rng: Chance) -> str:
