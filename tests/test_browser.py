@@ -51,8 +51,11 @@ def test_a_table_opened_with_a_time_preset_counts_down(page: Page) -> None:
     form.locator("#pig10-clock").select_option(label="1 minute")
     form.locator("button[type=submit]").click()
     # Whoever is to move has a deadline a minute away at most, counted down by the seat.
-    expect(page.locator(".seat-list .deadline").first).to_have_text(
-        re.compile(r"^ (1:00|0:[0-5]\d|\d+ s) left$")
+    countdown = r"(1:00|0:[0-5]\d|\d+ s) left"
+    expect(page.locator(".seat-list .deadline").first).to_have_text(re.compile(f"^, {countdown}$"))
+    # Set off from the score before it: "score 0, 0:59 left", never "score 0 0:59 left".
+    expect(page.locator(".seat-list li:has(.deadline)").first).to_have_text(
+        re.compile(f"score -?\\d+, {countdown}")
     )
 
 

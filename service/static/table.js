@@ -78,6 +78,12 @@ export function timeLeft(deadline) {
   return `${seconds} s left`;
 }
 
+/** A seat's countdown as its line in the seat list ends with it: set off from the score, so
+ * that "score 3" and "23 h 59 min left" never read as one number. */
+function countdown(deadline) {
+  return `, ${timeLeft(deadline)}`;
+}
+
 function inviteLink(tableId, seat) {
   return `${location.origin}${location.pathname}#/tables/${encodeURIComponent(tableId)}/join/${seat}`;
 }
@@ -141,7 +147,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
   let shown = { table: null, legal: null, picker: null };
   // The countdown of each seat waited for; the deadlines themselves come with the table.
   const ticking = setInterval(() => {
-    for (const node of seats.querySelectorAll("[data-deadline]")) node.textContent = ` ${timeLeft(node.dataset.deadline)}`;
+    for (const node of seats.querySelectorAll("[data-deadline]")) node.textContent = countdown(node.dataset.deadline);
   }, 1000);
   signal.addEventListener("abort", () => clearInterval(ticking));
   let wasMyTurn = false;
@@ -172,7 +178,7 @@ export async function tablePage(main, tableId, query, signal, games, spectator =
       : info.bot ? h("span", { class: "bot" }, ` bot: ${info.bot}${info.level ? ` (${info.level})` : ""}`) : null,
     !info.taken ? h("span", { class: "open" }, " open") : null,
     scores.length ? h("span", { class: "score" }, ` score ${scores[info.seat]}`) : null,
-    table.deadlines?.[info.seat] ? h("span", { class: "deadline", dataset: { deadline: table.deadlines[info.seat] } }, ` ${timeLeft(table.deadlines[info.seat])}`) : null,
+    table.deadlines?.[info.seat] ? h("span", { class: "deadline", dataset: { deadline: table.deadlines[info.seat] } }, countdown(table.deadlines[info.seat])) : null,
     table.to_act.includes(info.seat) ? h("span", { class: "visually-hidden" }, ", to move") : null)));
 
     const focused = document.activeElement;
