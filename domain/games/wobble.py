@@ -515,6 +515,15 @@ SHEDDING_MOVES: dict[str, dict[str, tuple[JSON, JSON | None]]] = {
 (None if it does not pair): built once, as every state lists them, and shared by their lists."""
 
 
+def _in_some_hand(state: State, code: str) -> bool:
+    """Whether a copy of `code` may be in a hand: not all of the deck's copies are in the piles
+    or on top. Mostly they are, and then no hand need be searched for a twin to toss in (a
+    search compares the card with every card of every hand)."""
+    index = INDEX[code]
+    piled = state.draw[index] + state.discard[index] + state.buried[index]
+    return state.deck[index] - piled - (code == state.top) > 0
+
+
 def reporter(attack: Attack, subject: int) -> int:
     """Who reports `subject`'s task: the card's owner, or who aimed it if the owner is `subject`."""
     return attack.owner if attack.owner != subject else attack.directed_by
@@ -1106,7 +1115,7 @@ class Wobble(DecidesBySteps):
 
     @staticmethod
     def _tossers(state: State, mover: int) -> list[int]:
-        if state.toss is None:
+        if state.toss is None or not _in_some_hand(state, state.toss):
             return []
         toss, away = state.toss, state.away
         return [
