@@ -266,6 +266,8 @@ DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
     "over",
 )
 NAME, TASK, REPORT = "name", "task", "report"
+SEAT_TO_MOVE = frozenset({OPENING, DRAWN, TURN})
+"""The phases in which `turn` names the seat to move: looked up as a set, not compared in turn."""
 
 
 @dataclass(frozen=True)
@@ -513,15 +515,9 @@ SHEDDING_MOVES: dict[str, dict[str, tuple[JSON, JSON | None]]] = {
 }
 """Per kind of move that sheds cards, the move of each card without choices alone and as a pair
 (None if it does not pair): built once, as every state lists them, and shared by their lists."""
-
-
-def _in_some_hand(state: State, code: str) -> bool:
-    """Whether a copy of `code` may be in a hand: not all of the deck's copies are in the piles
-    or on top. Mostly they are, and then no hand need be searched for a twin to toss in (a
-    search compares the card with every card of every hand)."""
-    index = INDEX[code]
-    piled = state.draw[index] + state.discard[index] + state.buried[index]
-    return state.deck[index] - piled - (code == state.top) > 0
+DRAW: JSON = {"type": "draw"}
+ACCEPT: JSON = {"type": "accept"}
+"""The commonest moves without cards, shared by the lists as `SHEDDING_MOVES` are."""
 
 
 def reporter(attack: Attack, subject: int) -> int:
@@ -660,7 +656,8 @@ def _played(
         exchanged = list(hands)
         exchanged[seat], exchanged[other] = exchanged[other], exchanged[seat]
         changes["hands"] = tuple(exchanged)
-    return changes | _give_turn(state, _next(state, seat))
+    changes |= _give_turn(state, _next(state, seat))
+    return changes
 
 
 def _on_half_hand_discarded(state: State, data: Mapping[str, JSON]) -> Changes:
@@ -675,14 +672,18 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
     seat, card = data["seat"], data["card"]
     if card is None:
         return {"toss": None, **_give_turn(state, _next(state, seat))}
+    index = INDEX[card]
     drawn: Changes = {
         "hands": with_item(state.hands, seat, _add(state.hands[seat], [card])),
-        "draw": _count(state.draw, [card], -1),
+        # One count changed in place of `_count`'s loop over a list of one card.
+        "draw": with_item(state.draw, index, state.draw[index] - 1),
         "toss": None,
     }
     if card in _matching(state.top, state.colour):
-        return drawn | {"phase": DRAWN, "drawn": card}
-    return drawn | _give_turn(state, _next(state, seat))
+        drawn |= {"phase": DRAWN, "drawn": card}
+    else:
+        drawn |= _give_turn(state, _next(state, seat))
+    return drawn
 
 
 def _on_cards_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
@@ -1075,7 +1076,7 @@ class Wobble(DecidesBySteps):
         """The seat to move, the target of an open attack or the seat a step waits for: never
         the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
-        if phase in (OPENING, DRAWN, TURN):
+        if phase in SEAT_TO_MOVE:
             return frozenset() if state.turn is None else only(state.turn)
         if phase == ATTACK and state.attack is not None:
             return only(state.attack.target)
@@ -1115,9 +1116,15 @@ class Wobble(DecidesBySteps):
 
     @staticmethod
     def _tossers(state: State, mover: int) -> list[int]:
-        if state.toss is None or not _in_some_hand(state, state.toss):
-            return []
         toss, away = state.toss, state.away
+        if toss is None:
+            return []
+        # Mostly every copy of the card is in the piles or on top, and then no hand need be
+        # searched for its twin (a search compares the card with every card of every hand).
+        index = INDEX[toss]
+        piled = state.draw[index] + state.discard[index] + state.buried[index]
+        if state.deck[index] - piled - (toss == state.top) <= 0:
+            return []
         return [
             seat
             for seat, hand in enumerate(state.hands)
@@ -1158,19 +1165,19 @@ class Wobble(DecidesBySteps):
             return self._step_moves(state)
         moves: list[JSON] = []
         if phase == TURN and seat == state.turn:
-            playable = _matching(state.top, state.colour)
-            moves = self._plays(state, seat, "play", playable.intersection(hand))
-            if not moves:
-                moves.append({"type": "draw"})
-                if hand and GREY_CODES.issuperset(hand):
-                    moves.append({"type": "exchange_greys"})
+            playable = _matching(state.top, state.colour).intersection(hand)
+            if playable:
+                return self._plays(state, seat, "play", playable)
+            moves.append(DRAW)
+            if hand and GREY_CODES.issuperset(hand):
+                moves.append({"type": "exchange_greys"})
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
             offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
-            moves.append({"type": "accept"})
+            moves.append(ACCEPT)
             if state.tasks and attack.symbol in DRAW_ATTACKS:
                 moves.append({"type": "attempt"})
         elif state.toss is not None and seat in self._tossers(state, self._mover(state)):
@@ -1245,7 +1252,7 @@ class Wobble(DecidesBySteps):
             move = self._checked(state, seat, move, legal)
         events = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
-        if kind in ("play", "toss", "pass"):
+        if kind in SHEDDING_MOVES:
             cards = move["cards"]
             how = "drawn" if state.phase == DRAWN else kind
             # The event's own list: the move's is shared by every state's legal moves.
@@ -1265,8 +1272,7 @@ class Wobble(DecidesBySteps):
         elif kind == "draw":
             if not any(state.draw) and state.discard_size:
                 events.add("DiscardsReshuffled", {"count": state.discard_size})
-            draw = events.state.draw
-            index = _pick(draw, rng)
+            index = _pick(events.state.draw, rng)
             card = None if index is None else CODES[index]
             events.add("CardDrawn", {"seat": seat, "card": card})
         elif kind == "exchange_greys":
@@ -1294,7 +1300,10 @@ class Wobble(DecidesBySteps):
                 self._draw(events, subject, 2 * attack.amount, rng, "task_failed")
         else:
             events.add("MagnetNamed", self._magnet(state, seat, move))
-        self._end_round_if_done(events, rng)
+        # A round ends on a turn once a hand is empty: asked here, where every move passes, rather
+        # than by a call to `_end_round` that mostly finds nothing to do.
+        if events.state.phase == TURN and not all(events.state.hands):
+            self._end_round(events, rng)
         return events.outcome()
 
     def _discard_half(self, events: Decision[State], seat: int, rng: Chance) -> None:
@@ -1363,10 +1372,10 @@ class Wobble(DecidesBySteps):
         named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
         return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
 
-    def _end_round_if_done(self, events: Decision[State], rng: Chance) -> None:
+    def _end_round(self, events: Decision[State], rng: Chance) -> None:
+        """The round ends (a hand is empty on a turn): score it, and deal the next unless the game
+        is over."""
         state = events.state
-        if state.phase != TURN or all(state.hands):
-            return
         round_points = [points(hand) for hand in state.hands]
         scores = [score + add for score, add in zip(state.scores, round_points, strict=True)]
         final = max(scores) >= state.score_limit
