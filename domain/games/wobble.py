@@ -1116,15 +1116,9 @@ class Wobble(DecidesBySteps):
 
     @staticmethod
     def _tossers(state: State, mover: int) -> list[int]:
+        if state.toss is None:
+            return []
         toss, away = state.toss, state.away
-        if toss is None:
-            return []
-        # Mostly every copy of the card is in the piles or on top, and then no hand need be
-        # searched for its twin (a search compares the card with every card of every hand).
-        index = INDEX[toss]
-        piled = state.draw[index] + state.discard[index] + state.buried[index]
-        if state.deck[index] - piled - (toss == state.top) <= 0:
-            return []
         return [
             seat
             for seat, hand in enumerate(state.hands)
