@@ -266,6 +266,8 @@ DEALING, OPENING, TURN, DRAWN, ATTACK, RESOLVE, OVER = (
     "over",
 )
 NAME, TASK, REPORT = "name", "task", "report"
+SEAT_TO_MOVE = frozenset({OPENING, DRAWN, TURN})
+"""The phases in which `turn` names the seat to move: looked up as a set, not compared in turn."""
 
 
 @dataclass(frozen=True)
@@ -513,6 +515,9 @@ SHEDDING_MOVES: dict[str, dict[str, tuple[JSON, JSON | None]]] = {
 }
 """Per kind of move that sheds cards, the move of each card without choices alone and as a pair
 (None if it does not pair): built once, as every state lists them, and shared by their lists."""
+DRAW: JSON = {"type": "draw"}
+ACCEPT: JSON = {"type": "accept"}
+"""The commonest moves without cards, shared by the lists as `SHEDDING_MOVES` are."""
 
 
 def reporter(attack: Attack, subject: int) -> int:
@@ -651,7 +656,8 @@ def _played(
         exchanged = list(hands)
         exchanged[seat], exchanged[other] = exchanged[other], exchanged[seat]
         changes["hands"] = tuple(exchanged)
-    return changes | _give_turn(state, _next(state, seat))
+    changes |= _give_turn(state, _next(state, seat))
+    return changes
 
 
 def _on_half_hand_discarded(state: State, data: Mapping[str, JSON]) -> Changes:
@@ -666,14 +672,18 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
     seat, card = data["seat"], data["card"]
     if card is None:
         return {"toss": None, **_give_turn(state, _next(state, seat))}
+    index = INDEX[card]
     drawn: Changes = {
         "hands": with_item(state.hands, seat, _add(state.hands[seat], [card])),
-        "draw": _count(state.draw, [card], -1),
+        # One count changed in place of `_count`'s loop over a list of one card.
+        "draw": with_item(state.draw, index, state.draw[index] - 1),
         "toss": None,
     }
     if card in _matching(state.top, state.colour):
-        return drawn | {"phase": DRAWN, "drawn": card}
-    return drawn | _give_turn(state, _next(state, seat))
+        drawn |= {"phase": DRAWN, "drawn": card}
+    else:
+        drawn |= _give_turn(state, _next(state, seat))
+    return drawn
 
 
 def _on_cards_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
@@ -1066,7 +1076,7 @@ class Wobble(DecidesBySteps):
         """The seat to move, the target of an open attack or the seat a step waits for: never
         the seats that could toss in or jerk, as that would tell who holds those cards."""
         phase = state.phase
-        if phase in (OPENING, DRAWN, TURN):
+        if phase in SEAT_TO_MOVE:
             return frozenset() if state.turn is None else only(state.turn)
         if phase == ATTACK and state.attack is not None:
             return only(state.attack.target)
@@ -1149,19 +1159,19 @@ class Wobble(DecidesBySteps):
             return self._step_moves(state)
         moves: list[JSON] = []
         if phase == TURN and seat == state.turn:
-            playable = _matching(state.top, state.colour)
-            moves = self._plays(state, seat, "play", playable.intersection(hand))
-            if not moves:
-                moves.append({"type": "draw"})
-                if hand and GREY_CODES.issuperset(hand):
-                    moves.append({"type": "exchange_greys"})
+            playable = _matching(state.top, state.colour).intersection(hand)
+            if playable:
+                return self._plays(state, seat, "play", playable)
+            moves.append(DRAW)
+            if hand and GREY_CODES.issuperset(hand):
+                moves.append({"type": "exchange_greys"})
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
             offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
-            moves.append({"type": "accept"})
+            moves.append(ACCEPT)
             if state.tasks and attack.symbol in DRAW_ATTACKS:
                 moves.append({"type": "attempt"})
         elif state.toss is not None and seat in self._tossers(state, self._mover(state)):
@@ -1236,7 +1246,7 @@ class Wobble(DecidesBySteps):
             move = self._checked(state, seat, move, legal)
         events = FoldingDecision(EVOLVERS, state)
         kind = move["type"]
-        if kind in ("play", "toss", "pass"):
+        if kind in SHEDDING_MOVES:
             cards = move["cards"]
             how = "drawn" if state.phase == DRAWN else kind
             # The event's own list: the move's is shared by every state's legal moves.
@@ -1256,8 +1266,7 @@ class Wobble(DecidesBySteps):
         elif kind == "draw":
             if not any(state.draw) and state.discard_size:
                 events.add("DiscardsReshuffled", {"count": state.discard_size})
-            draw = events.state.draw
-            index = _pick(draw, rng)
+            index = _pick(events.state.draw, rng)
             card = None if index is None else CODES[index]
             events.add("CardDrawn", {"seat": seat, "card": card})
         elif kind == "exchange_greys":
@@ -1285,7 +1294,10 @@ class Wobble(DecidesBySteps):
                 self._draw(events, subject, 2 * attack.amount, rng, "task_failed")
         else:
             events.add("MagnetNamed", self._magnet(state, seat, move))
-        self._end_round_if_done(events, rng)
+        # A round ends on a turn once a hand is empty: asked here, where every move passes, rather
+        # than by a call to `_end_round` that mostly finds nothing to do.
+        if events.state.phase == TURN and not all(events.state.hands):
+            self._end_round(events, rng)
         return events.outcome()
 
     def _discard_half(self, events: Decision[State], seat: int, rng: Chance) -> None:
@@ -1354,10 +1366,10 @@ class Wobble(DecidesBySteps):
         named: dict[str, JSON] = {"number": number} if number is not None else {"colour": colour}
         return {"seat": seat, **named, "taken": [t for t in taken if t["cards"]]}
 
-    def _end_round_if_done(self, events: Decision[State], rng: Chance) -> None:
+    def _end_round(self, events: Decision[State], rng: Chance) -> None:
+        """The round ends (a hand is empty on a turn): score it, and deal the next unless the game
+        is over."""
         state = events.state
-        if state.phase != TURN or all(state.hands):
-            return
         round_points = [points(hand) for hand in state.hands]
         scores = [score + add for score, add in zip(state.scores, round_points, strict=True)]
         final = max(scores) >= state.score_limit
