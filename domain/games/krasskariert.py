@@ -55,6 +55,11 @@ RESERVE_SIZE = 2
 
 WIRE: tuple[JSON, ...] = (None, *NUMBERS, "X", "DRAW", "STOP")
 CODE: dict[JSON, int] = {name: code for code, name in enumerate(WIRE) if name is not None}
+DECK_WIRE: tuple[JSON, ...] = tuple(
+    WIRE[card] for card, count in enumerate(DECK_COUNTS) for _ in range(count)
+)
+"""The deck's cards by their wire names, lowest code first: what a deal shuffles (the same
+order as shuffling the codes, whose names the events would carry)."""
 
 SINGLE, RUN2, PAIR, RUN3, TRIPLE, DRAW_PLAY, STOP_PLAY = range(7)
 KIND_NAMES = ("single", "2-run", "pair", "3-run", "triple", "draw", "stop")
@@ -241,8 +246,10 @@ def beat_floor(state: State) -> int:
     count, so the player after one must beat what lay before it.
     """
     for play in reversed(state.trick):
-        if play.kind <= TRIPLE:
-            return play_number(play.kind, play.rank)
+        kind = play.kind  # read once: a named tuple's field is looked up in its class
+        if kind <= TRIPLE:
+            # `play_number` written out: beat_floor is asked two or three times a move.
+            return kind * 13 + play.rank
     return -1
 
 
@@ -567,7 +574,7 @@ def _on_trick_started(state: State, data: Mapping[str, JSON]) -> Changes:
 
 def _on_cards_dealt(state: State, data: Mapping[str, JSON]) -> Changes:
     seat, cards = data["seat"], _codes(data["cards"])
-    known = tuple(state.known_in(other) for other in range(state.players))
+    known = _known_rows(state)
     return {
         "hands": with_item(state.hands, seat, cards),
         "reserves": with_item(state.reserves, seat, _codes(data["reserve"])),
@@ -665,7 +672,7 @@ class KrassKariert(DecidesBySteps):
 
     @staticmethod
     def _deal(players: int, number: int, leader: int, rng: Chance) -> list[Event]:
-        deck = [card for card, count in enumerate(DECK_COUNTS) for _ in range(count)]
+        deck = list(DECK_WIRE)
         rng.shuffle(deck)
         size = hand_size(players)
         reserves = deck[players * size :]
@@ -674,11 +681,8 @@ class KrassKariert(DecidesBySteps):
                 "CardsDealt",
                 {
                     "seat": seat,
-                    "cards": [WIRE[card] for card in deck[seat * size : (seat + 1) * size]],
-                    "reserve": [
-                        WIRE[card]
-                        for card in reserves[seat * RESERVE_SIZE : (seat + 1) * RESERVE_SIZE]
-                    ],
+                    "cards": deck[seat * size : (seat + 1) * size],
+                    "reserve": reserves[seat * RESERVE_SIZE : (seat + 1) * RESERVE_SIZE],
                 },
             )
             for seat in range(players)
