@@ -29,8 +29,9 @@ from domain.games.krasskariert import (
     WIRE,
     Play,
     State,
+    _offered,
 )
-from domain.rules import JSON, Event, RuleError
+from domain.rules import JSON, Event, RuleError, listed
 from tests.bounds import bounded
 from tests.games.refusals import refused_rule
 
@@ -1125,13 +1126,22 @@ def test_the_same_gap_between_hands_decides_more_as_they_empty() -> None:
 # --- Whole games with every player count and first seat ------------------------------------------
 
 
+def new_game(seed: int) -> tuple[int, Random, State]:
+    """A game set up from `seed`, for 3, 4 or 5 players in turn: its players, rng and state."""
+    players = 3 + seed % 3
+    resolved = RULES.info.resolve_options(players, {})
+    rng = Random(seed)
+    return (
+        players,
+        rng,
+        fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng)),
+    )
+
+
 def test_a_hand_is_lost_at_once_exactly_when_the_seat_would_have_no_move() -> None:
     stuck = 0
     for seed in range(30):
-        players = 3 + seed % 3
-        resolved = RULES.info.resolve_options(players, {})
-        rng = Random(seed)
-        state = fold(RULES.initial_state(players, resolved), RULES.setup(players, resolved, rng))
+        _, rng, state = new_game(seed)
         for _ in bounded("the game did not end"):
             if RULES.result(state) is not None:
                 break
@@ -1152,6 +1162,30 @@ def test_a_hand_is_lost_at_once_exactly_when_the_seat_would_have_no_move() -> No
                 else:
                     assert moves
     assert stuck > 10
+
+
+def test_a_move_goes_unchecked_only_if_legal_moves_lists_that_very_object() -> None:
+    """`step` skips its checks for a move `_offered` finds in the tables `legal_moves` reads: it
+    must find exactly the moves the seat's list holds, by identity (`rules.listed`), among every
+    move listed for any seat now or at the step before, and never a copy of one."""
+    offered = 0
+    for seed in range(12):
+        players, rng, state = new_game(seed)
+        before: list[JSON] = []
+        for _ in bounded("the game did not end"):
+            if RULES.result(state) is not None:
+                break
+            lists = [RULES.legal_moves(state, seat) for seat in range(players)]
+            candidates = [*before, *(move for moves in lists for move in moves)]
+            for seat, moves in enumerate(lists):
+                for move in candidates:
+                    assert _offered(state, seat, move) == listed(move, moves), (seat, move)
+                    assert not _offered(state, seat, dict(move))
+                offered += len(moves)
+            seat = rng.choice(sorted(RULES.to_act(state)))
+            before = lists[seat]
+            state = fold(state, RULES.decide(state, seat, rng.choice(before), rng))
+    assert offered > 1000
 
 
 @pytest.mark.parametrize("players", [3, 4, 5])
