@@ -30,7 +30,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import instructions, median, print_table, ratio, start_counting, verdict
+from bench.common import (
+    instructions,
+    leave_counted,
+    median,
+    print_table,
+    ratio,
+    start_counting,
+    verdict,
+)
 from domain.registry import AnyRules, default_registry
 
 TARGET = 1.0
@@ -172,7 +180,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.play is not None:
         print(play_counted(args.play, args.actions))
-        return
+        leave_counted()
     if args.callgrind:
         count_instructions(args.game or registry.ids(), 200 if args.smoke else args.actions)
         return

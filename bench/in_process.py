@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import (
     instructions,
+    leave_counted,
     machine,
     median,
     parser,
@@ -218,7 +219,7 @@ def main() -> None:
     count = args.requests if args.count is not None or not args.smoke else 20
     if args.count is not None:  # the child of --callgrind, in the environment it was given
         counted(args.count, count)
-        return
+        leave_counted()
     print(f"Requests in the web process, the server left out: {machine()}")
     with scratch_redis(args.redis_url), shipped_environment(args.redis_url):
         if args.callgrind:
