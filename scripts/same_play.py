@@ -10,6 +10,11 @@ the hidden cards and the heuristic's choice (and shortlist). The first differenc
 and names the game, step and what differed.
 
     .venv/bin/python scripts/same_play.py krumme10 [--rev HEAD] [--games 400] [--options '{...}']
+        [--players N] [--rules-version V]
+
+`--players` plays every game with N seats (options such as `first_seat` need enough of them);
+`--rules-version` plays a former rules version the game still decides (`Game.former_rules`) on
+both sides, the revision's and the working tree's.
 
 It prints "identical" and exits 0, or the difference and exits 1.
 """
@@ -17,6 +22,7 @@ It prints "identical" and exits 0, or the difference and exits 1.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import subprocess
@@ -91,10 +97,14 @@ def same_views(
         )
 
 
-def play_alike(new: Game, old: Game, game_number: int, options: dict[str, Any]) -> int:
-    """One game in lockstep; the number of steps it took."""
+def play_alike(
+    new: Game, old: Game, game_number: int, options: dict[str, Any], players: int | None = None
+) -> int:
+    """One game in lockstep, with `players` seats (None: each count in turn); the number of
+    steps it took."""
     info = new.rules.info
-    players = info.min_players + game_number % (info.max_players - info.min_players + 1)
+    if players is None:
+        players = info.min_players + game_number % (info.max_players - info.min_players + 1)
     resolved = info.resolve_options(players, options)
     chance_new, chance_old, chooser = Random(game_number), Random(game_number), Random(-game_number)
     set_up_new = new.rules.setup(players, resolved, chance_new)
@@ -167,18 +177,35 @@ def play_alike(new: Game, old: Game, game_number: int, options: dict[str, Any]) 
         same("generators after the move", chance_new.getstate(), chance_old.getstate(), where)
 
 
+def at_version(game: Game, rules_version: int, parser: argparse.ArgumentParser) -> Game:
+    """`game` playing its rules at `rules_version`, with its own heuristic."""
+    rules = game.rules_at(rules_version)
+    if rules is None:
+        parser.error(f"rules version {rules_version} is not decided: {game.rules_versions()}")
+    return dataclasses.replace(game, rules=rules)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("game")
     parser.add_argument("--rev", default="HEAD", help="the revision to compare with")
     parser.add_argument("--games", type=int, default=400)
     parser.add_argument("--options", default="{}", help="the game's options, JSON")
+    parser.add_argument("--players", type=int, help="seats in every game (default: each count)")
+    parser.add_argument("--rules-version", type=int, help="a former rules version to play")
     args = parser.parse_args(argv)
     new = importlib.import_module(f"domain.heuristics.{args.game}").GAME
     old = at_revision(args.rev, args.game)
+    info = new.rules.info
+    if args.players is not None and not info.min_players <= args.players <= info.max_players:
+        parser.error(f"{args.game} seats {info.min_players} to {info.max_players} players")
+    if args.rules_version is not None:
+        new, old = (at_version(game, args.rules_version, parser) for game in (new, old))
     options = json.loads(args.options)
     try:
-        steps = sum(play_alike(new, old, number, options) for number in range(args.games))
+        steps = sum(
+            play_alike(new, old, number, options, args.players) for number in range(args.games)
+        )
     except Differs as difference:
         print(difference)
         return 1

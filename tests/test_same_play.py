@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -17,6 +18,7 @@ import same_play
 from domain.bots import Turn
 from domain.game import Game
 from domain.registry import default_registry
+from domain.rules import OptionError
 
 
 def test_a_game_plays_as_it_did_at_head(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,3 +43,22 @@ def test_a_heuristic_that_chooses_otherwise_is_named() -> None:
 def play_games(new: Game, old: Game) -> None:
     for number in range(20):
         same_play.play_alike(new, old, number, {})
+
+
+def test_seats_and_a_former_rules_version_can_be_fixed(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--players` seats every game alike, so options such as `first_seat` can be played (which
+    two seats could not take); `--rules-version` plays a version the game still decides."""
+    options = ["--options", '{"first_seat": 2}']
+    with pytest.raises(OptionError):
+        same_play.main(["pig10", "--games", "2", *options])
+    assert same_play.main(["pig10", "--games", "2", "--players", "3", *options]) == 0
+    assert same_play.main(["wobble", "--games", "2", "--rules-version", "2"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("wobble: 2 games, ")
+    wobble = default_registry().game("wobble")
+    former = same_play.at_version(wobble, 2, argparse.ArgumentParser())
+    assert (former.rules.info.rules_version, former.heuristic) == (2, wobble.heuristic)
+    with pytest.raises(SystemExit):
+        same_play.main(["pig10", "--players", "9"])
+    with pytest.raises(SystemExit):
+        same_play.main(["pig10", "--rules-version", "5"])
+    assert "rules version 5 is not decided" in capsys.readouterr().err
