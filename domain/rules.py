@@ -7,7 +7,7 @@ through these functions, and clients only ever see what `view` and `redact` let 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar, cast
@@ -369,7 +369,7 @@ class FoldingDecision(Decision[State]):
         self._fields |= self._evolvers[type_](self.state, data)
 
 
-def listed(move: JSON, moves: list[JSON]) -> bool:
+def listed(move: JSON, moves: Sequence[JSON]) -> bool:
     """Whether `move` is one of `moves` itself, the same object rather than an equal one.
 
     A move taken from a state's own `legal_moves` (as bots, search's playouts and the bench take

@@ -37,6 +37,7 @@ from domain.rules import (
     Result,
     RuleError,
     evolved,
+    listed,
 )
 from domain.seating import choose_first_seat, next_seat, only
 
@@ -467,14 +468,14 @@ def _offered(state: State, seat: int, move: JSON) -> bool:
         return False
     hand = state.hands[seat]
     if state.drawn is not None:
-        return _among(move, INSERT_MOVES[len(hand)])
+        return listed(move, INSERT_MOVES[len(hand)])
     number = PLAY_NUMBERS.get(id(move))
     if number is not None:  # `PLAY_MOVES[at][number]`: listed as `hand_moves` picks its plays
         at = move["at"]
         return at < len(hand) and number > beat_floor(state) and number in _plays_at(hand, at)
     if state.trick:
         for card in state.reserves[seat]:
-            if _among(move, PASS_MOVES[card][len(hand)]):
+            if listed(move, PASS_MOVES[card][len(hand)]):
                 return True
     return False
 
@@ -483,14 +484,6 @@ def _plays_at(hand: tuple[int, ...], at: int) -> tuple[int, ...]:
     """`PLAYS` for the window of `hand` from position `at`."""
     after = len(hand) - at
     return PLAYS[hand[at]][hand[at + 1] if after > 1 else END][hand[at + 2] if after > 2 else END]
-
-
-def _among(move: JSON, moves: tuple[JSON, ...]) -> bool:
-    """Whether `move` is one of `moves` itself (`rules.listed` for a tuple)."""
-    for candidate in moves:  # noqa: SIM110 (a loop costs less than `any` over a generator)
-        if candidate is move:
-            return True
-    return False
 
 
 MOVE_FIELDS: dict[str, frozenset[str]] = {
