@@ -334,7 +334,9 @@ def evolved(game: str, evolvers: Evolvers[State], state: State, event: Event) ->
         evolver = evolvers[event.type]
     except KeyError:
         raise ValueError(f"{game} has no event {event.type!r}") from None
-    return replace(state, **evolver(state, event.data))
+    changes = evolver(state, event.data)
+    # An event that changes nothing (half of Roll'n Bump's collections) leaves the state itself.
+    return replace(state, **changes) if changes else state
 
 
 class FoldingDecision(Decision[State]):
