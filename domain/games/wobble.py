@@ -164,6 +164,11 @@ BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
 """The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
 COLOUR_CODES = frozenset(card.code for card in CARDS if card.group not in (GREY, BROWN))
 """The cards with a colour: the ones that may be the starting card."""
+CODES_OF_SYMBOL = {
+    kind.symbol: frozenset(card.code for card in CARDS if card.symbol == kind.symbol)
+    for kind in KINDS
+}
+"""The codes of each symbol (its colours): an attack is passed on with a card of its symbol."""
 NO_CARDS = (0,) * len(CARDS)
 VALUE = {card.code: card.value for card in CARDS}
 """Each card's minus points, looked up without the `Card` in between."""
@@ -1166,6 +1171,10 @@ class Wobble(DecidesBySteps):
             card = CARD[state.top or ""]
             return [{"type": "start", **choice} for choice in choices(state, seat, card)]
         if phase == DRAWN:
+            # The drawn card alone, as the shared move when it asks for no choices.
+            shared = SHEDDING_MOVES["play"].get(state.drawn or "")
+            if shared is not None:
+                return [shared[0]]
             card = CARD[state.drawn or ""]
             return [{"type": "play", "cards": [card.code], **c} for c in choices(state, seat, card)]
         if phase == RESOLVE:
@@ -1181,7 +1190,7 @@ class Wobble(DecidesBySteps):
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
-            offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
+            offensive = CODES_OF_SYMBOL[attack.symbol].intersection(hand)
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
             moves.append(ACCEPT)
