@@ -164,6 +164,11 @@ BROWN_CODES = frozenset(card.code for card in CARDS if card.group == BROWN)
 """The defence and the Jerk cards: which of a hand's cards are, looked up as a set."""
 COLOUR_CODES = frozenset(card.code for card in CARDS if card.group not in (GREY, BROWN))
 """The cards with a colour: the ones that may be the starting card."""
+CODES_OF_SYMBOL = {
+    kind.symbol: frozenset(card.code for card in CARDS if card.symbol == kind.symbol)
+    for kind in KINDS
+}
+"""The codes of each symbol (its colours): an attack is passed on with a card of its symbol."""
 NO_CARDS = (0,) * len(CARDS)
 VALUE = {card.code: card.value for card in CARDS}
 """Each card's minus points, looked up without the `Card` in between."""
@@ -1085,14 +1090,21 @@ class Wobble(DecidesBySteps):
         return frozenset()
 
     def may_act(self, state: State) -> frozenset[int]:
-        waited_for = self.to_act(state)
-        if state.phase == TURN and state.turn is not None:
-            others = self._tossers(state, state.turn)
-        elif state.phase == ATTACK and state.attack is not None:
-            others = [*self._tossers(state, state.attack.target), *self._jerkers(state)]
+        # `to_act`'s answer for the two phases in which others may act too, found here rather
+        # than by a call: `may_act` is asked at every move.
+        phase = state.phase
+        if phase == TURN and state.turn is not None:
+            mover, jerk_open = state.turn, False
+        elif phase == ATTACK and state.attack is not None:
+            mover, jerk_open = state.attack.target, state.attack.jerk_open
         else:
-            return waited_for
-        # Mostly nobody may act out of turn, and the set of the seat waited for is all there is.
+            return self.to_act(state)
+        waited_for = only(mover)
+        # Mostly no toss-in window and no Jerk is open: nobody else is asked about, and the set
+        # of the seat waited for is all there is.
+        others = self._tossers(state, mover) if state.toss is not None else []
+        if jerk_open:
+            others += self._jerkers(state)
         return waited_for.union(others) if others else waited_for
 
     @staticmethod
@@ -1114,32 +1126,38 @@ class Wobble(DecidesBySteps):
         assert state.turn is not None
         return state.turn
 
+    # `_tossers` and `_jerkers` are plain loops, not comprehensions: a comprehension reading the
+    # function's locals builds a closure at every call, which cost more than the loop itself.
+
     @staticmethod
     def _tossers(state: State, mover: int) -> list[int]:
-        if state.toss is None:
-            return []
         toss, away = state.toss, state.away
-        return [
-            seat
-            for seat, hand in enumerate(state.hands)
+        tossers: list[int] = []
+        if toss is None:
+            return tossers
+        for seat, hand in enumerate(state.hands):
             # The mover simply plays the card; whoever played it last (the dealer on the start
             # card included) may toss in its own twin like anyone else. Most hands lack the
             # card, so that is asked first.
-            if toss in hand and seat != mover and not away[seat]
-        ]
+            if toss in hand and seat != mover and not away[seat]:
+                tossers.append(seat)
+        return tossers
 
     @staticmethod
     def _jerkers(state: State) -> list[int]:
-        attack = state.attack
+        attack, away = state.attack, state.away
+        jerkers: list[int] = []
         if attack is None or not attack.jerk_open:
-            return []
-        return [
-            seat
-            for seat in range(state.players)
-            if seat != attack.owner
-            and (not state.away[seat] or seat == attack.target)
-            and not BROWN_CODES.isdisjoint(state.hands[seat])
-        ]
+            return jerkers
+        owner, target = attack.owner, attack.target
+        for seat, hand in enumerate(state.hands):
+            if (
+                seat != owner
+                and (not away[seat] or seat == target)
+                and not BROWN_CODES.isdisjoint(hand)
+            ):
+                jerkers.append(seat)
+        return jerkers
 
     @remembers_last_answer
     def legal_moves(self, state: State, seat: int) -> list[JSON]:
@@ -1153,6 +1171,10 @@ class Wobble(DecidesBySteps):
             card = CARD[state.top or ""]
             return [{"type": "start", **choice} for choice in choices(state, seat, card)]
         if phase == DRAWN:
+            # The drawn card alone, as the shared move when it asks for no choices.
+            shared = SHEDDING_MOVES["play"].get(state.drawn or "")
+            if shared is not None:
+                return [shared[0]]
             card = CARD[state.drawn or ""]
             return [{"type": "play", "cards": [card.code], **c} for c in choices(state, seat, card)]
         if phase == RESOLVE:
@@ -1168,7 +1190,7 @@ class Wobble(DecidesBySteps):
             return moves
         attack = state.attack
         if attack is not None and seat == attack.target:
-            offensive = {c for c in hand if CARD[c].symbol == attack.symbol}
+            offensive = CODES_OF_SYMBOL[attack.symbol].intersection(hand)
             moves += self._plays(state, seat, "pass", offensive)
             moves += self._defences(state, seat)
             moves.append(ACCEPT)
