@@ -969,17 +969,6 @@ def seat_to_act(state: State) -> int | None:
     return None
 
 
-def _advance(log: FoldingDecision[State], rng: Chance) -> None:
-    """The events that follow by rule alone, until a seat must choose or the game is over."""
-    while True:
-        if log.state.phase == FOULED:
-            _foul(log)
-        elif log.state.phase == DRAWING:
-            _end_turn(log, rng)
-        else:
-            return
-
-
 # --- the game ------------------------------------------------------------------------------------
 
 ACTING = tuple(only(seat) for seat in range(INFO.max_players))
@@ -1077,7 +1066,15 @@ class Krumme10(DecidesBySteps):
                 _foul_score(log, seat, card, flag, rng)
             case _:
                 _pass(log, seat)
-        _advance(log, rng)
+        # The events that follow by rule alone, until a seat must choose or the game is over
+        # (a loop here, not a function of its own: one call less at every move).
+        while True:
+            if log.state.phase == DRAWING:  # the commoner, after nearly every card played
+                _end_turn(log, rng)
+            elif log.state.phase == FOULED:
+                _foul(log)
+            else:
+                break
         return log.events, log.state  # `log.outcome()` without a method call at every move
 
     def view(self, state: State, seat: int | None) -> dict[str, JSON]:
