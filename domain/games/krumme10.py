@@ -1011,7 +1011,10 @@ class Krumme10(DecidesBySteps):
         return evolve(state, event)
 
     def to_act(self, state: State) -> frozenset[int]:
-        seat = seat_to_act(state)
+        seat = state.turn
+        # `seat_to_act`'s commonest answer without its call: the seat to move, in its turn.
+        if state.phase not in TURN_PHASES:
+            seat = seat_to_act(state)
         return frozenset() if seat is None else ACTING[seat]
 
     may_act = to_act  # nobody acts out of turn
@@ -1050,7 +1053,8 @@ class Krumme10(DecidesBySteps):
     def step(self, state: State, seat: int, move: JSON, rng: Chance) -> tuple[list[Event], State]:
         shared = SHARED_MOVES.get(id(move))
         kind, card, flag, flips = parse_move(move) if shared is None else shared[1]
-        if seat != seat_to_act(state):
+        # The seat to move in its turn (nearly every move) is checked without `seat_to_act`'s call.
+        if (seat != state.turn or state.phase not in TURN_PHASES) and seat != seat_to_act(state):
             raise RuleError("turn-order", f"seat {seat} may not act now")
         log = FoldingDecision(EVOLVERS, state, EVENT_VERSIONS)
         match kind:
