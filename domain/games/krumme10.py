@@ -741,17 +741,17 @@ def _play(log: FoldingDecision[State], seat: int, card_id: int, flip: bool) -> N
     if card is None:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
-    total, target = landing(state.total, state.target, face)
+    value = VALUE[face]  # `landing` written out: one call less a card played
     log.add(
         "CardPlayed",
         {
             "seat": seat,
             "card": card_id,
             "flip": flip,
-            "face": VALUE[face],
+            "face": value,
             "pink": face == PINK_FOUR,
-            "total": total,
-            "target": target,
+            "total": state.total + value,
+            "target": RAISED_TARGET if value == 4 else state.target,
         },
     )
 
