@@ -331,9 +331,14 @@ def _public_card(card: Card) -> dict[str, JSON]:
 
 
 def _without_card(cards: tuple[Card, ...], card_id: int) -> tuple[Card | None, tuple[Card, ...]]:
-    for index, card in enumerate(cards):
+    # The index counted by hand: making an `enumerate` (or a `range`) costs more than searching
+    # a hand of three, and every card played, stolen or scored is taken out here (102.6k
+    # instructions an action against 103.2k with `enumerate`, 103.5k with `range`).
+    index = 0
+    for card in cards:
         if card.id == card_id:
             return card, cards[:index] + cards[index + 1 :]
+        index += 1  # noqa: SIM113 (counted by hand: the comment above says why)
     return None, cards
 
 
@@ -398,7 +403,8 @@ def _outcome_phase(
 
 
 def _others_hold_cards(hands: tuple[tuple[Card, ...], ...], seat: int) -> bool:
-    return any(hand for other, hand in enumerate(hands) if other != seat)
+    # Counted rather than searched: `any` over a generator and `enumerate` cost more.
+    return sum(map(len, hands)) > len(hands[seat])
 
 
 # --- evolve: one function per event --------------------------------------------------------------
