@@ -574,7 +574,9 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
 
 
 def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> Changes:
-    card = _card_from_json(data["card"])
+    shown = data["card"]  # `_card_from_json` written out: one call less a card turned up
+    face = PINK_FOUR if shown["pink"] else shown["face"]
+    card = UNSEEN_CARDS[shown["id"]][face][PINK_FOUR if shown["back_pink"] else shown["back"]]
     return {"draw_top": card, "next_id": card.id + 1}
 
 
@@ -764,8 +766,10 @@ def _play(log: FoldingDecision[State], seat: int, card_id: int, flip: bool) -> N
     state = log.state
     if state.phase != PLAY:
         raise step_error(state)
-    card = _card_in(state.hands[seat], card_id)
-    if card is None:
+    for card in state.hands[seat]:  # `_card_in` written out: one call less a card played
+        if card.id == card_id:
+            break
+    else:
         raise RuleError("card-in-front", f"seat {seat} has no card {card_id} in front of them")
     face = card.back if flip else card.face
     value = VALUE[face]  # `landing` written out: one call less a card played
