@@ -456,6 +456,9 @@ def _land(
     face = placed.card.face
     if face == PINK_FOUR:
         phase = DIRECTION
+    elif total < target and face != 1:
+        # `_outcome_phase`'s commonest answer without its call: below target, no 1 to steal with.
+        phase = DRAWING
     else:
         phase = _outcome_phase(total, target, state.turn, hands, may_steal=face == 1)
     return {
