@@ -174,10 +174,10 @@ INFO = Krumme10Info(
 )
 
 
-# A card placed in the display, at nearly every move, is built as `tuple.__new__(Placed,
-# fields)`, every field given, in order: what a named tuple's own `__new__`, a Python function,
-# does inside, less that function's call (a third of its cost). A field added to `Placed` is
-# added there too. Cards themselves are not built in play: see `UNSEEN_CARDS`.
+# The cards built at nearly every move (a card turned up, a card flipped, a card placed in the
+# display) are built as `tuple.__new__(Card, fields)`, every field given, in order: what a named
+# tuple's own `__new__`, a Python function, does inside, less that function's call (a third of
+# the card's cost). A field added to `Card` or `Placed` is added there too.
 
 
 class Card(NamedTuple):
@@ -189,7 +189,8 @@ class Card(NamedTuple):
     revealed: bool = False
 
     def flipped(self) -> Card:
-        return FLIPPED_CARDS[self.id][self.back][self.face]
+        # `tuple.__new__`: see the comment above the class.
+        return tuple.__new__(Card, (self.id, self.back, self.face, True))
 
 
 class Placed(NamedTuple):
@@ -203,26 +204,6 @@ class Placed(NamedTuple):
 CARD_IDS = range(2 * sum(deck_counts(0)))
 """Every id a card can get: the deck's 54 cards each get one as they are dealt or turned up, and
 a "too_short" game's one reshuffle turns up at most as many again."""
-
-
-def _every_card(revealed: bool) -> tuple[tuple[tuple[Card, ...], ...], ...]:
-    """`[card_id][face][back]`: the card of every id and pair of face codes, `revealed` or not
-    (pairs no kind has included: a table is simpler than leaving them out)."""
-    codes = range(len(VALUE))
-    return tuple(
-        tuple(tuple(Card(card_id, face, back, revealed) for back in codes) for face in codes)
-        for card_id in CARD_IDS
-    )
-
-
-# Every card a game can hold, built once at import and shared (cards never change): a card dealt,
-# turned up or flipped is read from these tables, not built. Building a named tuple costs some
-# 2k instructions, even by `tuple.__new__` (the tuple subtype's path through `tp_new`), and every
-# card turned up or flipped was built at its event: 102.2k instructions an action -> 99.2k.
-UNSEEN_CARDS = _every_card(revealed=False)
-"""`UNSEEN_CARDS[card_id][face][back]`: the card as dealt or turned up, its back not yet seen."""
-FLIPPED_CARDS = _every_card(revealed=True)
-"""`FLIPPED_CARDS[card_id][face][back]`: the card once flipped (`face` is its old back)."""
 
 
 @dataclass(frozen=True)
@@ -342,10 +323,17 @@ def card_json(card_id: int, face: int, back: int) -> dict[str, JSON]:
 
 
 def _card_from_json(data: Mapping[str, JSON]) -> Card:
-    # `_face_code` written out, and the card read from `UNSEEN_CARDS`, not built: every card
-    # dealt and turned up is read here.
-    face = PINK_FOUR if data["pink"] else data["face"]
-    return UNSEEN_CARDS[data["id"]][face][PINK_FOUR if data["back_pink"] else data["back"]]
+    # `_face_code` written out, and `tuple.__new__` (see the comment above `Card`): every card
+    # drawn and turned up is read here.
+    return tuple.__new__(
+        Card,
+        (
+            data["id"],
+            PINK_FOUR if data["pink"] else data["face"],
+            PINK_FOUR if data["back_pink"] else data["back"],
+            False,
+        ),
+    )
 
 
 def _public_card(card: Card) -> dict[str, JSON]:
@@ -578,9 +566,7 @@ def _on_card_drawn(state: State, data: Mapping[str, JSON]) -> Changes:
 
 
 def _on_top_card_shown(state: State, data: Mapping[str, JSON]) -> Changes:
-    shown = data["card"]  # `_card_from_json` written out: one call less a card turned up
-    face = PINK_FOUR if shown["pink"] else shown["face"]
-    card = UNSEEN_CARDS[shown["id"]][face][PINK_FOUR if shown["back_pink"] else shown["back"]]
+    card = _card_from_json(data["card"])
     return {"draw_top": card, "next_id": card.id + 1}
 
 
