@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from domain.chance import Chance
 
 
-def draw(counts: tuple[int, ...], rng: Chance) -> int:
-    """One kind drawn uniformly from the multiset `counts` (each card equally likely)."""
-    pick = rng.randrange(sum(counts))
-    for kind, count in enumerate(counts):
-        if pick < count:
-            return kind
-        pick -= count
-    raise AssertionError("unreachable: pick is below the total count")
+def draw(counts: tuple[int, ...], rng: Chance, size: int | None = None) -> int:
+    """One kind drawn uniformly from the multiset `counts` (each card equally likely); `size`
+    is the number of cards in it, where the caller has counted them already."""
+    pick = rng.randrange(sum(counts) if size is None else size)
+    # The kind whose run of cards, laid out in kind order, covers the pick. A counted index
+    # rather than `enumerate`, whose iterator costs more than the short walk.
+    kind = 0
+    while pick >= counts[kind]:
+        pick -= counts[kind]
+        kind += 1
+    return kind
 
 
 def without(counts: tuple[int, ...], kinds: Iterable[int]) -> tuple[int, ...]:

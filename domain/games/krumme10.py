@@ -25,6 +25,7 @@ from math import exp, factorial, sqrt
 from random import Random
 from typing import NamedTuple
 
+from domain import multiset
 from domain.chance import Chance
 from domain.frozen import replace, with_item
 from domain.rules import (
@@ -914,14 +915,7 @@ def _show_top(log: FoldingDecision[State], rng: Chance) -> bool:
     size = sum(pile)
     if not size:
         return False
-    # The kind drawn as `multiset.draw` draws it (the same `randrange`, the same walk over the
-    # counts), written out with the size just summed: its call, its second sum and its
-    # `enumerate` were 2k instructions of each action (`bench/engine.py --callgrind`).
-    pick, kind = rng.randrange(size), 0
-    while pick >= pile[kind]:
-        pick -= pile[kind]
-        kind += 1
-    face, back = WAYS_UP[kind][rng.randrange(2)]
+    face, back = WAYS_UP[multiset.draw(pile, rng, size)][rng.randrange(2)]
     card = CARD_JSON[face][back].copy()  # `card_json` written out: one call less a draw
     card["id"] = log.state.next_id
     log.add("TopCardShown", {"card": card})
