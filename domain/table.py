@@ -338,10 +338,12 @@ class Tables:
 
     def decides(self, table: Table) -> bool:
         """Whether this code decides `table` at all: its generator and rules version (see
-        `check_versions`). Nothing can happen at a table it does not decide."""
-        return table.chance in GENERATORS and (
-            self.registry.game(table.game).rules_at(table.rules_version) is not None
-        )
+        `check_versions`). Nobody may act at a table it does not decide, and no clock runs."""
+        try:
+            self.check_versions(table.game, table.chance, table.rules_version)
+        except UnsupportedVersion:
+            return False
+        return True
 
     def check_versions(self, game: str, chance: str, rules_version: int) -> None:
         """Raise `UnsupportedVersion` unless this code decides `game` with generator `chance` under
@@ -599,7 +601,7 @@ class Tables:
 
     def may_act(self, table: Table) -> list[int]:
         """Every seat with a legal move now, out-of-turn reactions included: never public."""
-        if table.status is not Status.RUNNING:
+        if table.status is not Status.RUNNING or not self.decides(table):
             return []
         return sorted(self.rules(table).may_act(table.state))
 
@@ -623,7 +625,7 @@ class Tables:
     def deadlines(self, table: Table) -> dict[int, datetime]:
         """When each seat the table waits for must have acted (public, as `to_act` is); none
         while the time of the latest event is unknown."""
-        if table.changed_at is None:
+        if table.changed_at is None or not self.decides(table):
             return {}
         start = table.changed_at
         if table.banks:

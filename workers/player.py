@@ -115,9 +115,7 @@ class TurnPlayer:
         player = table.seats[seat] if 0 <= seat < len(table.seats) else None
         if player is None or player.player is None:
             return Outcome.STALE  # no bot plays this seat: nothing for a worker to do
-        if table.version != version or not tables.decides(table):
-            return Outcome.STALE  # moved on, or created under rules this code no longer decides
-        if seat not in tables.may_act(table):
+        if table.version != version or seat not in tables.may_act(table):
             return Outcome.STALE
         if player.webhook is not None and self.calls is not None:
             self.calls.submit(self._play_logged, loaded, seat, player)
@@ -151,8 +149,6 @@ class TurnPlayer:
         deadline = tables.deadlines(table).get(seat)
         if player is None or player.player is not None or deadline is None:
             return Outcome.STALE  # nobody waited for, or a bot plays the seat: its own job moves
-        if not tables.decides(table):
-            return Outcome.STALE  # created under rules this code no longer decides: none moves
         if table.version != version:
             # The seat is waited for at a newer version, whose `schedule` gave this job its
             # time, but this run is of an older one: a `schedule` of an older version ran late,

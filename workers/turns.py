@@ -250,8 +250,6 @@ class TurnQueue:
             return None if table.changed_at is None else table.changed_at + self.open_table
         if table.status is not Status.RUNNING or not table.has_people:
             return None
-        if not self.tables.decides(table):
-            return None  # nobody's time runs where nobody can move
         return min(self.tables.deadlines(table).values(), default=None)
 
     def parked(self, table: Table) -> float | None:
@@ -288,16 +286,6 @@ class TurnQueue:
         One round trip schedules the timeouts (or an open table's expiry) and claims the bots'
         turns, unless the append claimed them and there is nothing else to schedule; one more
         queues the turns claimed, if any."""
-        if not self.tables.decides(table):
-            # Created under a rules version a release dropped: it can take no move, so nothing
-            # is queued (every job would fail, and the sweep queue it again for ever); the
-            # pipeline below then only takes its mark away.
-            log.warning(
-                "table %s (%s, rules version %s) is not decided by this code: nothing scheduled",
-                table.id,
-                table.game,
-                table.rules_version,
-            )
         claim = self._claimable(table)
         if self._parked(table, claim) is not None:
             # The table's mark, written with the append, waits for them; the sweep that will
@@ -342,8 +330,6 @@ class TurnQueue:
     def _timeouts(self, table: Table, pipe: Pipeline) -> list[str]:
         if not table.has_people or table.status is not Status.RUNNING:
             return []
-        if not self.tables.decides(table):
-            return []  # as `_deadline`
         ids = []
         for seat, deadline in self.tables.deadlines(table).items():
             if (taken := table.seats[seat]) is None or taken.player is not None:
@@ -381,8 +367,6 @@ class TurnQueue:
     def _claimable(self, table: Table) -> Claim:
         """The turns of `table`'s bot seats that may act, to be claimed."""
         if not has_bots(table) or table.status is not Status.RUNNING:
-            return Claim([], None)
-        if not self.tables.decides(table):
             return Claim([], None)
         may_act = self.tables.may_act(table)
         bots = table.bots_among(may_act)
@@ -492,5 +476,15 @@ class TurnQueue:
                     UNLESS_NEWER, 2, WAITING, MARKED_AT, table_id, current.version, parked
                 )
                 continue
+            if not self.tables.decides(current):
+                # Created under a rules version a release dropped: nobody may act there and no
+                # clock runs (`Tables.may_act`, `deadlines`), so `schedule` queues nothing and
+                # only takes its mark away, rather than jobs that would fail for ever.
+                log.warning(
+                    "table %s (%s, rules version %s) is not decided by this code: left alone",
+                    table_id,
+                    current.game,
+                    current.rules_version,
+                )
             queued += self.schedule(current).jobs
         return queued
