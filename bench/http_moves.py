@@ -130,10 +130,18 @@ class Client:
         self.connection.close()
 
 
+class Calls(Protocol):
+    """What plays a `Game`: a `Client` over HTTP, or `bench/in_process.py`'s app in-process."""
+
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, Any]: ...
+
+
 class Game:
     """A two-seat Pig 10 table this thread owns, and what its seats know."""
 
-    def __init__(self, client: Client) -> None:
+    def __init__(self, client: Calls) -> None:
         status, table = client.call("POST", "/v1/tables", {"game": "pig10", "seats": 2})
         expect(status, 201, "create table", table)
         self.path = f"/v1/tables/{table['id']}"
@@ -151,7 +159,7 @@ class Game:
         self.to_act: list[int] = view["to_act"]
         self.finished = False
 
-    def move(self, client: Client) -> tuple[int, Any]:
+    def move(self, client: Calls) -> tuple[int, Any]:
         """Play the first card of the hand of the seat to act; always legal in Pig 10."""
         seat = self.to_act[0]
         card = self.hands[seat][0]

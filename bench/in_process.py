@@ -56,13 +56,16 @@ class Requests:
 
     def __init__(self) -> None:
         # Imported once `main` has set the environment: prometheus_client reads it on import.
+        from bench import http_moves  # noqa: PLC0415
         from bench.reference_app import web_app  # noqa: PLC0415
 
         self.app = web_app()
+        self.http_moves = http_moves
         self.addresses = (
             f"10.{n // 62500}.{n // 250 % 250}.{n % 250 + 1}" for n in itertools.count()
         )
-        self.games: list[PigGame] = []
+        self.games: list[tuple[Any, FromAddress]] = []
+        """Each table played, a `bench/http_moves.py` game, with its client."""
         self.references = itertools.count()
 
     def call(
@@ -107,58 +110,36 @@ class Requests:
 
     def reference(self) -> None:
         number = next(self.references)
-        body = {"move": {"card": 7, "mode": "add"}, "expected_version": 12}
+        body = self.http_moves.REFERENCE_BODY
         path = f"/bench/reference/s{number % REFERENCE_STREAMS}"
         expect(self.call("POST", path, body, address=f"10.255.0.{number % 250 + 1}"), "reference")
 
     def move(self) -> None:
-        """The next move at the next table (a finished table is replaced before its turn)."""
+        """The next move at the next table (a finished table is replaced before its turn), as
+        `bench/http_moves.py`'s clients play it."""
         if len(self.games) < GAMES:
-            self.games.append(PigGame(self, next(self.addresses)))
-        game = self.games.pop(0)
+            self.games.append(self._new_game())
+        game, client = self.games.pop(0)
         if game.finished:
-            game = PigGame(self, next(self.addresses))
-        game.move()
-        self.games.append(game)
+            game, client = self._new_game()
+        expect(game.move(client), "move")
+        self.games.append((game, client))
+
+    def _new_game(self) -> tuple[Any, FromAddress]:
+        client = FromAddress(self, next(self.addresses))
+        return self.http_moves.Game(client), client
 
 
-class PigGame:
-    """A two-seat Pig 10 table, played by always laying the first card of the hand shown."""
+class FromAddress:
+    """`Requests.call` from one client address: a `bench/http_moves.py` game's client."""
 
     def __init__(self, requests: Requests, address: str) -> None:
         self.requests, self.address = requests, address
-        _, table = expect(self._call("POST", "/v1/tables", {"game": "pig10", "seats": 2}), "table")
-        self.path = f"/v1/tables/{table['id']}"
-        self.tokens: dict[int, str] = {}
-        for name in ("ann", "bob"):
-            _, taken = expect(self._call("POST", f"{self.path}/seats", {"name": name}), "seat")
-            self.tokens[taken["seat"]] = taken["token"]
-        self.hands: dict[int, list[int]] = {}
-        for seat, token in self.tokens.items():
-            _, view = expect(self._call("GET", self.path, token=token), "view")
-            self.hands[seat] = view["state"]["hand"]
-        self.version: int = view["version"]
-        self.to_act: list[int] = view["to_act"]
-        self.finished = False
 
-    def _call(self, method: str, path: str, body: Any = None, token: str | None = None) -> Any:
+    def call(
+        self, method: str, path: str, body: Any = None, token: str | None = None
+    ) -> tuple[int, Any]:
         return self.requests.call(method, path, body, token, self.address)
-
-    def move(self) -> None:
-        seat = self.to_act[0]
-        card = self.hands[seat][0]
-        body = {
-            "move": {"card": card, "mode": "set" if card == 0 else "add"},
-            "expected_version": self.version,
-        }
-        _, answer = expect(
-            self._call("POST", f"{self.path}/moves", body, self.tokens[seat]), "move"
-        )
-        table = answer["table"]
-        self.hands[seat] = table["state"]["hand"]
-        self.version = answer["version"]
-        self.to_act = table["to_act"]
-        self.finished = table["status"] == "finished"
 
 
 def expect(answer: tuple[int, Any], what: str) -> tuple[int, Any]:
